@@ -1,0 +1,1 @@
+"""gluecat.catalog"""
