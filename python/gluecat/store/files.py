@@ -1,0 +1,122 @@
+"""Reading and writing the store's files: log entries (JSON) and record files (Parquet).
+
+A record file holds rows (kind, key, doc): a document as canonical JSON text, or null for a deletion.
+Commits write small record files; checkpoints write one with the whole folded state plus a row per live
+partition segment. Anything unreadable raises StorageError naming the file, never an empty result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterable
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gluecat.errors import StorageError
+from gluecat.store import codec
+from gluecat.store.layout import FORMAT_VERSION
+from gluecat.store.snapshot import Key
+
+RECORD_SCHEMA = pa.schema(
+    [
+        pa.field("kind", pa.string(), nullable=False),
+        pa.field("key", pa.list_(pa.string()), nullable=False),
+        pa.field("doc", pa.large_string()),
+    ],
+    metadata={b"gluecat.format": str(FORMAT_VERSION).encode()},
+)
+
+SEGMENT_KIND = "$segment"
+"""Checkpoint rows naming a live partition segment: key = table key + (path,)."""
+
+
+def encode_entry(entry: dict[str, Any]) -> bytes:
+    return json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
+
+
+def decode_entry(data: bytes, name: str, version: int) -> dict[str, Any]:
+    """A log entry, checked for shape and format version."""
+    try:
+        entry = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise StorageError(f"{name}: not a gluecat log entry (invalid JSON: {e})") from e
+    if not isinstance(entry, dict) or not isinstance(entry.get("actions"), list):
+        raise StorageError(f"{name}: not a gluecat log entry (no actions list)")
+    fmt = entry.get("format")
+    if not isinstance(fmt, int) or fmt > FORMAT_VERSION:
+        raise StorageError(
+            f"{name}: written in storage format {fmt!r}, this gluecat reads format {FORMAT_VERSION} or older"
+        )
+    if entry.get("version") != version:
+        raise StorageError(f"{name}: says it is version {entry.get('version')!r}, its name says {version}")
+    return entry
+
+
+def record_table(rows: Iterable[tuple[str, Key, Any | None]]) -> pa.Table:
+    kinds: list[str] = []
+    keys: list[list[str]] = []
+    docs: list[str | None] = []
+    for kind, key, doc in rows:
+        kinds.append(kind)
+        keys.append(list(key))
+        docs.append(None if doc is None else codec.dumps(doc))
+    return pa.Table.from_arrays(
+        [
+            pa.array(kinds, pa.string()),
+            pa.array(keys, pa.list_(pa.string())),
+            pa.array(docs, pa.large_string()),
+        ],
+        schema=RECORD_SCHEMA,
+    )
+
+
+def to_parquet_bytes(table: pa.Table, metadata: dict[str, str] | None = None, **options: Any) -> bytes:
+    if metadata:
+        merged = dict(table.schema.metadata or {})
+        merged.update({k.encode(): v.encode() for k, v in metadata.items()})
+        table = table.replace_schema_metadata(merged)
+    buf = io.BytesIO()
+    pq.write_table(table, buf, **options)
+    return buf.getvalue()
+
+
+def read_parquet_bytes(data: bytes, name: str) -> pa.Table:
+    # ParquetFile.read, not pq.read_table: the latter's threaded dataset path makes pyarrow 26 abort
+    # ("terminate called without an active exception") at interpreter exit.
+    try:
+        return pq.ParquetFile(pa.BufferReader(data)).read(use_threads=False)
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise StorageError(f"{name}: not a readable Parquet file ({e})") from e
+
+
+def read_records(data: bytes, name: str) -> list[tuple[str, Key, Any | None]]:
+    """The rows of a record file, in order, with documents decoded."""
+    table = read_parquet_bytes(data, name)
+    if not {"kind", "key", "doc"} <= set(table.column_names):
+        raise StorageError(f"{name}: not a gluecat record file (columns {table.column_names})")
+    fmt = (table.schema.metadata or {}).get(b"gluecat.format")
+    if fmt is None or not fmt.isdigit() or int(fmt) > FORMAT_VERSION:
+        raise StorageError(f"{name}: not a gluecat record file of a format this version reads ({fmt!r})")
+    out: list[tuple[str, Key, Any | None]] = []
+    try:
+        for kind, key, doc in zip(
+            table.column("kind").to_pylist(),
+            table.column("key").to_pylist(),
+            table.column("doc").to_pylist(),
+            strict=True,
+        ):
+            out.append((str(kind), tuple(key or ()), None if doc is None else codec.loads(doc)))
+    except (ValueError, TypeError) as e:
+        raise StorageError(f"{name}: a record could not be decoded ({e})") from e
+    return out
+
+
+def file_metadata(data: bytes, name: str) -> dict[str, str]:
+    try:
+        md = pq.read_metadata(io.BytesIO(data)).metadata or {}
+    except (pa.ArrowException, OSError) as e:
+        raise StorageError(f"{name}: not a readable Parquet file ({e})") from e
+    return {k.decode(): v.decode() for k, v in md.items()}

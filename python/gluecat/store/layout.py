@@ -1,0 +1,39 @@
+"""Where things live under a warehouse root, and the format version. docs/storage.md describes it."""
+
+from __future__ import annotations
+
+import re
+
+FORMAT_VERSION = 1
+"""The storage format this code writes; a warehouse written by a newer format is refused, not guessed."""
+
+ROOT = "_gluecat"
+LOG_DIR = f"{ROOT}/log"
+DATA_DIR = f"{ROOT}/data"
+CHECKPOINT_DIR = f"{ROOT}/checkpoints"
+
+_LOG_NAME = re.compile(r"^(\d{20})\.json$")
+_CHECKPOINT_NAME = re.compile(r"^(\d{20})\.parquet$")
+
+
+def log_path(version: int) -> str:
+    return f"{LOG_DIR}/{version:020d}.json"
+
+
+def checkpoint_path(version: int) -> str:
+    return f"{CHECKPOINT_DIR}/{version:020d}.parquet"
+
+
+def parse_log_name(name: str) -> int | None:
+    m = _LOG_NAME.match(name)
+    return int(m.group(1)) if m else None
+
+
+def parse_checkpoint_name(name: str) -> int | None:
+    m = _CHECKPOINT_NAME.match(name)
+    return int(m.group(1)) if m else None
+
+
+def is_temporary(name: str) -> bool:
+    """Files a writer was still preparing when it stopped: never part of the state."""
+    return name.startswith(".tmp-")

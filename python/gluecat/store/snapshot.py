@@ -1,0 +1,97 @@
+"""An immutable view of the catalog's state at one committed version, and the changes a commit makes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any
+
+import pyarrow as pa
+
+Key = tuple[str, ...]
+"""The identity of a record within its kind, e.g. (database, table)."""
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The state after commit ``version``: records by kind and key, and each table's partition segments.
+
+    Snapshots are never mutated; applying changes makes a new one that shares every untouched kind, so a
+    reader holding a snapshot keeps a consistent view while writers move on.
+    """
+
+    version: int
+    timestamp: datetime
+    meta: Mapping[str, Mapping[Key, Any]]
+    segments: Mapping[Key, tuple[str, ...]]
+
+    def get(self, kind: str, key: Key) -> Any | None:
+        """The document of one record, or None. Callers must not mutate it."""
+        return self.meta.get(kind, {}).get(key)
+
+    def records(self, kind: str) -> Mapping[Key, Any]:
+        return self.meta.get(kind, MappingProxyType({}))
+
+    def table_segments(self, table: Key) -> tuple[str, ...]:
+        return self.segments.get(table, ())
+
+
+@dataclass
+class Changes:
+    """What one commit does: record puts and deletes, and partition segments added or removed.
+
+    Segment contents are Arrow tables; the store writes each as one immutable Parquet file.
+    """
+
+    puts: list[tuple[str, Key, Any]] = field(default_factory=list)
+    deletes: list[tuple[str, Key]] = field(default_factory=list)
+    segment_adds: list[tuple[Key, pa.Table]] = field(default_factory=list)
+    segment_removes: list[tuple[Key, str]] = field(default_factory=list)
+
+    def put(self, kind: str, key: Key, doc: Any) -> None:
+        self.puts.append((kind, key, doc))
+
+    def delete(self, kind: str, key: Key) -> None:
+        self.deletes.append((kind, key))
+
+    def is_empty(self) -> bool:
+        return not (self.puts or self.deletes or self.segment_adds or self.segment_removes)
+
+
+def apply(
+    snap: Snapshot,
+    version: int,
+    timestamp: datetime,
+    record_changes: list[tuple[str, Key, Any | None]],
+    segment_adds: list[tuple[Key, str]],
+    segment_removes: list[tuple[Key, str]],
+) -> Snapshot:
+    """The snapshot after a commit; a None document deletes the record. Changes apply in order."""
+    meta = dict(snap.meta)
+    copied: set[str] = set()
+    for kind, key, doc in record_changes:
+        if kind not in copied:
+            meta[kind] = dict(meta.get(kind, {}))
+            copied.add(kind)
+        records = meta[kind]
+        assert isinstance(records, dict)
+        if doc is None:
+            records.pop(key, None)
+        else:
+            records[key] = doc
+    segments = snap.segments
+    if segment_adds or segment_removes:
+        seg = {k: list(v) for k, v in snap.segments.items()}
+        for table, path in segment_removes:
+            if path in seg.get(table, []):
+                seg[table].remove(path)
+        for table, path in segment_adds:
+            seg.setdefault(table, []).append(path)
+        segments = {k: tuple(v) for k, v in seg.items() if v}
+    return Snapshot(version=version, timestamp=timestamp, meta=meta, segments=segments)
+
+
+def empty(timestamp: datetime) -> Snapshot:
+    return Snapshot(version=0, timestamp=timestamp, meta={}, segments={})

@@ -1,0 +1,362 @@
+"""The warehouse store: immutable Parquet files plus an append-only commit log.
+
+Version N of the state is published by creating ``_gluecat/log/N.json`` exclusively; the entry names the
+files the commit added. A writer that loses the race for N re-reads what it missed, re-runs its change
+against the new state (so every precondition is checked again) and tries N+1. Every few commits a
+checkpoint folds the state into one file so that opening stays fast however long the log grows.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
+
+import pyarrow as pa
+
+from gluecat.errors import OperationTimeoutException, StorageError
+from gluecat.store import files, layout
+from gluecat.store.codec import from_micros, to_micros
+from gluecat.store.fs import WarehouseFS
+from gluecat.store.snapshot import Changes, Key, Snapshot, apply, empty
+
+T = TypeVar("T")
+
+Build = Callable[[Snapshot], tuple[Changes, T]]
+"""A commit's body: given the latest state, check preconditions (raising GlueErrors) and say what changes."""
+
+_GENESIS_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+class Store:
+    """One process's handle on a warehouse; safe to share between threads."""
+
+    def __init__(
+        self,
+        warehouse: str,
+        *,
+        single_writer: bool = False,
+        checkpoint_interval: int = 100,
+        max_attempts: int = 200,
+    ) -> None:
+        self.fs = WarehouseFS.open(warehouse, single_writer=single_writer)
+        self.checkpoint_interval = checkpoint_interval
+        self.max_attempts = max_attempts
+        self._refresh_lock = threading.Lock()
+        self._commit_lock = threading.Lock()
+        self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
+        self._segment_cache_lock = threading.Lock()
+        self._old_snapshots: OrderedDict[int, Snapshot] = OrderedDict()
+        self._entry_times: dict[int, datetime] = {}
+        self._snap = self._open()
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def latest(self) -> Snapshot:
+        """The newest committed state, including other processes' commits made up to now."""
+        snap = self._snap
+        if not self.fs.exists(layout.log_path(snap.version + 1)):
+            return snap
+        with self._refresh_lock:
+            snap = self._catch_up(self._snap)
+            self._snap = snap
+            return snap
+
+    def cached(self) -> Snapshot:
+        """The newest state this process knows of, without looking for other processes' commits."""
+        return self._snap
+
+    def at_version(self, version: int) -> Snapshot:
+        """The state right after commit ``version`` (for time travel)."""
+        latest = self.latest()
+        if version >= latest.version:
+            return latest
+        if version in self._old_snapshots:
+            self._old_snapshots.move_to_end(version)
+            return self._old_snapshots[version]
+        base = self._base_for(version)
+        snap = self._catch_up(base, upto=version)
+        self._old_snapshots[version] = snap
+        while len(self._old_snapshots) > 8:
+            self._old_snapshots.popitem(last=False)
+        return snap
+
+    def as_of(self, when: datetime) -> Snapshot:
+        """The state as of a time: after the last commit made at or before it."""
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        latest = self.latest()
+        if when >= latest.timestamp:
+            return latest
+        lo, hi = self._oldest_version(), latest.version
+        if self._entry_time(lo) > when:
+            return empty(_GENESIS_TIME)
+        # Commit times never decrease along the log, so the version is found by bisection.
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self._entry_time(mid) <= when:
+                lo = mid
+            else:
+                hi = mid - 1
+        return self.at_version(lo)
+
+    def read_segment(self, path: str) -> pa.Table:
+        """A partition segment file's rows (segments are immutable, so they are cached by name)."""
+        with self._segment_cache_lock:
+            table = self._segment_cache.get(path)
+            if table is not None:
+                self._segment_cache.move_to_end(path)
+                return table
+        table = files.read_parquet_bytes(self.fs.read_bytes(path), self.fs.uri(path))
+        with self._segment_cache_lock:
+            self._segment_cache[path] = table
+            while len(self._segment_cache) > 4096:
+                self._segment_cache.popitem(last=False)
+        return table
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def commit(self, operation: str, build: Build[T]) -> T:
+        """Run ``build`` against the latest state and publish its changes as the next version.
+
+        On a lost race the whole of ``build`` runs again on the newer state, so a precondition that no
+        longer holds raises instead of being overwritten. Returns what ``build`` returned.
+        """
+        commit_id = uuid.uuid4().hex
+        with self._commit_lock:
+            for attempt in range(self.max_attempts):
+                snap = self.latest()
+                changes, result = build(snap)
+                if changes.is_empty():
+                    return result
+                written = self._write_files(changes, commit_id)
+                version = snap.version + 1
+                timestamp = max(datetime.now(UTC), snap.timestamp)
+                entry = {
+                    "format": layout.FORMAT_VERSION,
+                    "version": version,
+                    "commit_id": commit_id,
+                    "timestamp_us": to_micros(timestamp),
+                    "operation": operation,
+                    "actions": written.actions,
+                }
+                if self._publish(version, entry, commit_id):
+                    with self._refresh_lock:
+                        new = apply(
+                            snap, version, timestamp, written.records, written.seg_adds, written.seg_removes
+                        )
+                        self._entry_times[version] = timestamp
+                        if self._snap.version < version:
+                            self._snap = new
+                    if version % self.checkpoint_interval == 0:
+                        self._write_checkpoint(new)
+                    return result
+                for path in written.paths:  # definitely not committed: nobody will ever name these
+                    self.fs.delete(path)
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+        raise OperationTimeoutException(
+            f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
+        )
+
+    def checkpoint(self) -> int:
+        """Write a checkpoint of the latest state now; returns its version."""
+        snap = self.latest()
+        self._write_checkpoint(snap)
+        return snap.version
+
+    # -- internals -----------------------------------------------------------------------------
+
+    class _Written:
+        def __init__(self) -> None:
+            self.actions: list[dict[str, Any]] = []
+            self.records: list[tuple[str, Key, Any | None]] = []
+            self.seg_adds: list[tuple[Key, str]] = []
+            self.seg_removes: list[tuple[Key, str]] = []
+            self.paths: list[str] = []
+
+    def _write_files(self, changes: Changes, commit_id: str) -> Store._Written:
+        w = Store._Written()
+        w.records = [(k, key, doc) for k, key, doc in changes.puts] + [
+            (k, key, None) for k, key in changes.deletes
+        ]
+        if w.records:
+            path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.records.parquet"
+            self.fs.write_new(path, files.to_parquet_bytes(files.record_table(w.records)))
+            w.paths.append(path)
+            w.actions.append({"records": path})
+        for table_key, rows in changes.segment_adds:
+            path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.partitions.parquet"
+            self.fs.write_new(path, files.to_parquet_bytes(rows, row_group_size=8192))
+            w.paths.append(path)
+            w.seg_adds.append((table_key, path))
+            w.actions.append({"add_segment": path, "table": list(table_key), "rows": rows.num_rows})
+        for table_key, path in changes.segment_removes:
+            w.seg_removes.append((table_key, path))
+            w.actions.append({"remove_segment": path, "table": list(table_key)})
+        return w
+
+    def _publish(self, version: int, entry: dict[str, Any], commit_id: str) -> bool:
+        name = layout.log_path(version)
+        try:
+            return self.fs.publish(name, files.encode_entry(entry))
+        except OSError:
+            # The create may or may not have happened: look, never guess.
+            for _ in range(10):
+                try:
+                    if not self.fs.exists(name):
+                        return False
+                    found = files.decode_entry(self.fs.read_bytes(name), self.fs.uri(name), version)
+                    return bool(found.get("commit_id") == commit_id)
+                except OSError:
+                    time.sleep(0.05)
+            raise
+
+    def _read_entry(self, version: int) -> dict[str, Any]:
+        name = layout.log_path(version)
+        return files.decode_entry(self.fs.read_bytes(name), self.fs.uri(name), version)
+
+    def _entry_time(self, version: int) -> datetime:
+        ts = self._entry_times.get(version)
+        if ts is None:
+            ts = from_micros(int(self._read_entry(version)["timestamp_us"]))
+            self._entry_times[version] = ts
+        return ts
+
+    def _catch_up(self, snap: Snapshot, upto: int | None = None) -> Snapshot:
+        """Apply every published entry after ``snap`` (up to ``upto``)."""
+        while upto is None or snap.version < upto:
+            version = snap.version + 1
+            name = layout.log_path(version)
+            try:
+                data = self.fs.read_bytes(name)
+            except FileNotFoundError:
+                break
+            entry = files.decode_entry(data, self.fs.uri(name), version)
+            snap = self._apply_entry(snap, entry)
+        return snap
+
+    def _apply_entry(self, snap: Snapshot, entry: dict[str, Any]) -> Snapshot:
+        records: list[tuple[str, Key, Any | None]] = []
+        seg_adds: list[tuple[Key, str]] = []
+        seg_removes: list[tuple[Key, str]] = []
+        name = self.fs.uri(layout.log_path(entry["version"]))
+        for action in entry["actions"]:
+            if "records" in action:
+                path = action["records"]
+                try:
+                    data = self.fs.read_bytes(path)
+                except FileNotFoundError as e:
+                    raise StorageError(f"{name} names {self.fs.uri(path)}, which is missing") from e
+                records.extend(files.read_records(data, self.fs.uri(path)))
+            elif "add_segment" in action:
+                seg_adds.append((tuple(action["table"]), action["add_segment"]))
+            elif "remove_segment" in action:
+                seg_removes.append((tuple(action["table"]), action["remove_segment"]))
+            else:
+                raise StorageError(f"{name}: unknown action {sorted(action)}")
+        timestamp = from_micros(int(entry["timestamp_us"]))
+        self._entry_times[entry["version"]] = timestamp
+        return apply(snap, entry["version"], timestamp, records, seg_adds, seg_removes)
+
+    def _checkpoint_versions(self) -> list[int]:
+        versions = []
+        for name in self.fs.list_names(layout.CHECKPOINT_DIR):
+            if layout.is_temporary(name):
+                continue
+            v = layout.parse_checkpoint_name(name)
+            if v is None:
+                raise StorageError(
+                    f"{self.fs.uri(layout.CHECKPOINT_DIR + '/' + name)}: a foreign file among the checkpoints"
+                )
+            versions.append(v)
+        return sorted(versions)
+
+    def _oldest_version(self) -> int:
+        if self.fs.exists(layout.log_path(0)):
+            return 0
+        cps = self._checkpoint_versions()
+        return cps[0] if cps else 0
+
+    def _base_for(self, version: int) -> Snapshot:
+        """The best starting point for rebuilding ``version``: a checkpoint at or before it, or genesis."""
+        cps = [v for v in self._checkpoint_versions() if v <= version]
+        if cps:
+            return self._load_checkpoint(cps[-1])
+        if not self.fs.exists(layout.log_path(0)):
+            raise StorageError(
+                f"{self.fs.uri(layout.LOG_DIR)}: version {version} is older than the retained history"
+            )
+        return empty(_GENESIS_TIME)
+
+    def _open(self) -> Snapshot:
+        cps = self._checkpoint_versions()
+        if cps:
+            return self._catch_up(self._load_checkpoint(cps[-1]))
+        if not self.fs.exists(layout.log_path(0)):
+            self._initialize()
+        return self._catch_up(self._apply_entry(empty(_GENESIS_TIME), self._read_entry(0)))
+
+    def _initialize(self) -> None:
+        for name in self.fs.list_names(layout.LOG_DIR):
+            if not layout.is_temporary(name):
+                raise StorageError(
+                    f"{self.fs.uri(layout.LOG_DIR + '/' + name)}: the log has entries but no version 0 "
+                    "and no checkpoint; refusing to start a new history over it"
+                )
+        for d in (layout.LOG_DIR, layout.DATA_DIR, layout.CHECKPOINT_DIR):
+            self.fs.mkdirs(d)
+        genesis = {
+            "format": layout.FORMAT_VERSION,
+            "version": 0,
+            "commit_id": uuid.uuid4().hex,
+            "timestamp_us": to_micros(datetime.now(UTC)),
+            "operation": "CreateWarehouse",
+            "actions": [],
+        }
+        self.fs.publish(layout.log_path(0), files.encode_entry(genesis))  # a concurrent creator may win
+
+    def _load_checkpoint(self, version: int) -> Snapshot:
+        name = layout.checkpoint_path(version)
+        uri = self.fs.uri(name)
+        data = self.fs.read_bytes(name)
+        md = files.file_metadata(data, uri)
+        if md.get("gluecat.checkpoint_version") != str(version) or "gluecat.timestamp_us" not in md:
+            raise StorageError(f"{uri}: not a gluecat checkpoint of version {version}")
+        meta: dict[str, dict[Key, Any]] = {}
+        segments: dict[Key, list[str]] = {}
+        for kind, key, doc in files.read_records(data, uri):
+            if kind == files.SEGMENT_KIND:
+                segments.setdefault(key[:-1], []).append(key[-1])
+            else:
+                meta.setdefault(kind, {})[key] = doc
+        timestamp = from_micros(int(md["gluecat.timestamp_us"]))
+        self._entry_times[version] = timestamp
+        return Snapshot(
+            version=version,
+            timestamp=timestamp,
+            meta=meta,
+            segments={k: tuple(v) for k, v in segments.items()},
+        )
+
+    def _write_checkpoint(self, snap: Snapshot) -> None:
+        rows: list[tuple[str, Key, Any | None]] = [
+            (kind, key, doc) for kind, recs in snap.meta.items() for key, doc in recs.items()
+        ]
+        rows.extend(
+            (files.SEGMENT_KIND, (*table, path), None)
+            for table, paths in snap.segments.items()
+            for path in paths
+        )
+        data = files.to_parquet_bytes(
+            files.record_table(rows),
+            {
+                "gluecat.checkpoint_version": str(snap.version),
+                "gluecat.timestamp_us": str(to_micros(snap.timestamp)),
+            },
+        )
+        self.fs.publish(layout.checkpoint_path(snap.version), data)  # another writer may have made it first
