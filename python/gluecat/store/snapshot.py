@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import bisect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -26,6 +27,7 @@ class Snapshot:
     timestamp: datetime
     meta: Mapping[str, Mapping[Key, Any]]
     segments: Mapping[Key, tuple[str, ...]]
+    _derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, kind: str, key: Key) -> Any | None:
         """The document of one record, or None. Callers must not mutate it."""
@@ -36,6 +38,32 @@ class Snapshot:
 
     def table_segments(self, table: Key) -> tuple[str, ...]:
         return self.segments.get(table, ())
+
+    def sorted_keys(self, kind: str) -> list[Key]:
+        """The keys of a kind in order, computed once per snapshot (snapshots never change)."""
+        cache_key = ("sorted", kind)
+        keys = self._derived.get(cache_key)
+        if keys is None:
+            keys = sorted(self.records(kind))
+            self._derived[cache_key] = keys
+        return keys
+
+    def keys_with_prefix(self, kind: str, prefix: Key) -> list[Key]:
+        """The keys of a kind that start with ``prefix``, in order."""
+        keys = self.sorted_keys(kind)
+        lo = bisect.bisect_left(keys, prefix)
+        out = []
+        for k in keys[lo:]:
+            if k[: len(prefix)] != prefix:
+                break
+            out.append(k)
+        return out
+
+    def derived(self, name: Any, compute: Callable[[], Any]) -> Any:
+        """A value computed from this snapshot once and then reused (e.g. a table's merged partitions)."""
+        if name not in self._derived:
+            self._derived[name] = compute()
+        return self._derived[name]
 
 
 @dataclass

@@ -9,6 +9,7 @@ checkpoint folds the state into one file so that opening stays fast however long
 from __future__ import annotations
 
 import random
+import secrets
 import threading
 import time
 import uuid
@@ -53,6 +54,8 @@ class Store:
         self._segment_cache_lock = threading.Lock()
         self._old_snapshots: OrderedDict[int, Snapshot] = OrderedDict()
         self._entry_times: dict[int, datetime] = {}
+        self.secret = b""
+        """The warehouse's own random key (signs continuation tokens); fixed when the warehouse is made."""
         self._snap = self._open()
 
     # -- reading -------------------------------------------------------------------------------
@@ -299,7 +302,9 @@ class Store:
             return self._catch_up(self._load_checkpoint(cps[-1]))
         if not self.fs.exists(layout.log_path(0)):
             self._initialize()
-        return self._catch_up(self._apply_entry(empty(_GENESIS_TIME), self._read_entry(0)))
+        genesis = self._read_entry(0)
+        self.secret = bytes.fromhex(str(genesis.get("secret", "")))
+        return self._catch_up(self._apply_entry(empty(_GENESIS_TIME), genesis))
 
     def _initialize(self) -> None:
         for name in self.fs.list_names(layout.LOG_DIR):
@@ -317,6 +322,7 @@ class Store:
             "timestamp_us": to_micros(datetime.now(UTC)),
             "operation": "CreateWarehouse",
             "actions": [],
+            "secret": secrets.token_hex(32),
         }
         self.fs.publish(layout.log_path(0), files.encode_entry(genesis))  # a concurrent creator may win
 
@@ -336,6 +342,7 @@ class Store:
                 meta.setdefault(kind, {})[key] = doc
         timestamp = from_micros(int(md["gluecat.timestamp_us"]))
         self._entry_times[version] = timestamp
+        self.secret = bytes.fromhex(md.get("gluecat.secret", ""))
         return Snapshot(
             version=version,
             timestamp=timestamp,
@@ -355,6 +362,7 @@ class Store:
         data = files.to_parquet_bytes(
             files.record_table(rows),
             {
+                "gluecat.secret": self.secret.hex(),
                 "gluecat.checkpoint_version": str(snap.version),
                 "gluecat.timestamp_us": str(to_micros(snap.timestamp)),
             },

@@ -1,0 +1,76 @@
+"""What every catalog operation needs: the store, the catalog's identity and its resource limits."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from gluecat.errors import EntityNotFoundException, InvalidInputException
+from gluecat.store.snapshot import Snapshot
+from gluecat.store.store import Store
+
+DATABASE = "database"
+TABLE = "table"
+TABLE_VERSION = "table_version"
+COLUMN_STATISTICS = "column_statistics"
+PARTITION_INDEX = "partition_index"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Glue's default service quotas, enforced as ResourceNumberLimitExceededException."""
+
+    databases: int = 10_000
+    tables_per_database: int = 200_000
+    versions_per_table: int = 100_000
+    partitions_per_table: int = 10_000_000
+    indexes_per_table: int = 3
+
+
+@dataclass
+class Context:
+    store: Store
+    catalog_id: str = "000000000000"
+    principal: str = "gluecat"
+    limits: Limits = field(default_factory=Limits)
+
+    def snapshot(self, as_of: Any = None) -> Snapshot:
+        """The latest state, or the state as of a time (QueryAsOfTime)."""
+        return self.store.latest() if as_of is None else self.store.as_of(as_of)
+
+    def check_catalog_id(self, catalog_id: str | None) -> None:
+        if catalog_id is not None and catalog_id != self.catalog_id:
+            raise EntityNotFoundException(
+                f"Catalog {catalog_id} not found (this catalog is {self.catalog_id})"
+            )
+
+    def check_transaction(self, transaction_id: str | None) -> None:
+        # Lake Formation transactions are not implemented yet, so no transaction id can name one.
+        if transaction_id is not None:
+            raise EntityNotFoundException(f"Transaction {transaction_id} not found")
+
+
+def copy_doc(doc: Any) -> Any:
+    """A caller's own copy of a stored document (stored documents are shared and never mutated)."""
+    return copy.deepcopy(doc)
+
+
+def require_database(snap: Snapshot, name: str) -> Any:
+    db = snap.get(DATABASE, (name,))
+    if db is None:
+        raise EntityNotFoundException(f"Database {name} not found.")
+    return db
+
+
+def require_table(snap: Snapshot, database: str, name: str) -> Any:
+    require_database(snap, database)
+    table = snap.get(TABLE, (database, name))
+    if table is None:
+        raise EntityNotFoundException(f"Table {name} not found in database {database}.")
+    return table
+
+
+def exclusive(as_of: Any, transaction_id: str | None) -> None:
+    if as_of is not None and transaction_id is not None:
+        raise InvalidInputException("QueryAsOfTime: cannot be specified along with TransactionId")

@@ -1,0 +1,100 @@
+"""Glue databases: create, read, list, update, delete (with everything inside them)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from gluecat.catalog import paging
+from gluecat.catalog.context import (
+    DATABASE,
+    TABLE,
+    Context,
+    copy_doc,
+    require_database,
+)
+from gluecat.catalog.tables import drop_table_changes
+from gluecat.errors import AlreadyExistsException, InvalidInputException, ResourceNumberLimitExceededException
+from gluecat.store.snapshot import Changes, Snapshot
+
+
+def create_database(ctx: Context, database_input: dict[str, Any]) -> None:
+    name = database_input["Name"]
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        if snap.get(DATABASE, (name,)) is not None:
+            raise AlreadyExistsException(f"Database {name} already exists.")
+        if len(snap.records(DATABASE)) >= ctx.limits.databases:
+            raise ResourceNumberLimitExceededException(
+                f"the catalog already has {ctx.limits.databases} databases, its limit"
+            )
+        doc = {
+            "Name": name,
+            "Parameters": {},
+            **{k: v for k, v in database_input.items() if k != "Name"},
+            "CreateTime": datetime.now(UTC),
+            "CatalogId": ctx.catalog_id,
+        }
+        doc.setdefault("CreateTableDefaultPermissions", [])
+        changes = Changes()
+        changes.put(DATABASE, (name,), doc)
+        return changes, None
+
+    ctx.store.commit("CreateDatabase", build)
+
+
+def get_database(ctx: Context, name: str) -> dict[str, Any]:
+    return {"Database": copy_doc(require_database(ctx.snapshot(), name))}
+
+
+def get_databases(ctx: Context, next_token: str | None, max_results: int | None) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    query = paging.query_digest("GetDatabases")
+    after = paging.read_token(ctx.store.secret, query, next_token)
+    keys = snap.sorted_keys(DATABASE)
+    names = [k[0] for k in keys if after is None or k[0] > after]
+    limit = max_results or 100
+    page = names[:limit]
+    out: dict[str, Any] = {"DatabaseList": [copy_doc(snap.get(DATABASE, (n,))) for n in page]}
+    if len(names) > limit:
+        out["NextToken"] = paging.make_token(ctx.store.secret, query, page[-1])
+    return out
+
+
+def update_database(ctx: Context, name: str, database_input: dict[str, Any]) -> None:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        old = require_database(snap, name)
+        new_name = database_input["Name"]
+        if new_name != name:
+            # Glue cannot rename a database: the input's name must be the database's own.
+
+            raise InvalidInputException(
+                f"DatabaseInput.Name: {new_name!r} differs from Name {name!r}; databases cannot be renamed"
+            )
+        doc = {
+            "Name": name,
+            "Parameters": {},
+            **{k: v for k, v in database_input.items() if k != "Name"},
+            "CreateTime": old["CreateTime"],
+            "CatalogId": ctx.catalog_id,
+        }
+        doc.setdefault("CreateTableDefaultPermissions", [])
+        changes = Changes()
+        changes.put(DATABASE, (name,), doc)
+        return changes, None
+
+    ctx.store.commit("UpdateDatabase", build)
+
+
+def delete_database(ctx: Context, name: str) -> None:
+    """Delete a database and, as Glue does, every table in it (with their versions, partitions, ...)."""
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        require_database(snap, name)
+        changes = Changes()
+        for key in snap.keys_with_prefix(TABLE, (name,)):
+            drop_table_changes(snap, key[0], key[1], changes)
+        changes.delete(DATABASE, (name,))
+        return changes, None
+
+    ctx.store.commit("DeleteDatabase", build)

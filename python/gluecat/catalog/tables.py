@@ -1,0 +1,339 @@
+"""Glue tables and their versions: create, update (archiving the previous version), read, list, delete.
+
+Every version of a table, the current one included, is kept as a TABLE_VERSION record keyed by its
+VersionId (a decimal integer string, incremented by one per update), so GetTableVersion(s) read them
+directly; SkipArchive drops the version being replaced instead of keeping it.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+from gluecat.catalog import paging
+from gluecat.catalog.context import (
+    COLUMN_STATISTICS,
+    PARTITION_INDEX,
+    TABLE,
+    TABLE_VERSION,
+    Context,
+    copy_doc,
+    exclusive,
+    require_database,
+    require_table,
+)
+from gluecat.errors import (
+    AlreadyExistsException,
+    ConcurrentModificationException,
+    EntityNotFoundException,
+    InvalidInputException,
+    ResourceNotReadyException,
+    ResourceNumberLimitExceededException,
+)
+from gluecat.store.snapshot import Changes, Snapshot
+
+# Hooks the partition layer installs: they check an update against the table's partition indexes and
+# build the index descriptors of a new table. Kept as plain callables so this module stays independent.
+IndexCheck = Any
+
+
+def _version_key(database: str, name: str, version_id: str) -> tuple[str, str, str]:
+    # Zero-padded so that the store's key order is the numeric order of versions.
+    return (database, name, f"{int(version_id):012d}")
+
+
+def table_doc(
+    ctx: Context,
+    database: str,
+    table_input: dict[str, Any],
+    *,
+    version_id: str,
+    create_time: datetime,
+    created_by: str | None,
+    now: datetime,
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "PartitionKeys": [],
+        **table_input,
+        "DatabaseName": database,
+        "CreateTime": create_time,
+        "UpdateTime": now,
+        "IsRegisteredWithLakeFormation": table_input.get("TableType") == "GOVERNED",
+        "CatalogId": ctx.catalog_id,
+        "VersionId": version_id,
+    }
+    if created_by is not None:
+        doc["CreatedBy"] = created_by
+    return doc
+
+
+def create_table(
+    ctx: Context,
+    database: str,
+    table_input: dict[str, Any],
+    index_descriptors: list[dict[str, Any]] | None = None,
+) -> None:
+    name = table_input["Name"]
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        require_database(snap, database)
+        if snap.get(TABLE, (database, name)) is not None:
+            raise AlreadyExistsException(f"Table {name} already exists.")
+        if len(snap.keys_with_prefix(TABLE, (database,))) >= ctx.limits.tables_per_database:
+            raise ResourceNumberLimitExceededException(
+                f"database {database} already has {ctx.limits.tables_per_database} tables, its limit"
+            )
+        now = datetime.now(UTC)
+        doc = table_doc(
+            ctx, database, table_input, version_id="1", create_time=now, created_by=ctx.principal, now=now
+        )
+        changes = Changes()
+        changes.put(TABLE, (database, name), doc)
+        changes.put(TABLE_VERSION, _version_key(database, name, "1"), doc)
+        for desc in index_descriptors or []:
+            changes.put(PARTITION_INDEX, (database, name, desc["IndexName"]), desc)
+        return changes, None
+
+    ctx.store.commit("CreateTable", build)
+
+
+UpdateCheck = Any  # Callable[[Snapshot, dict old_table, dict new_table_input], None]
+_update_checks: list[UpdateCheck] = []
+
+
+def register_update_check(check: UpdateCheck) -> None:
+    """Let a higher-level rule (partition indexes) veto an UpdateTable; it raises to refuse."""
+    _update_checks.append(check)
+
+
+def update_table(
+    ctx: Context,
+    database: str,
+    table_input: dict[str, Any],
+    *,
+    skip_archive: bool,
+    version_id: str | None,
+) -> None:
+    name = table_input["Name"]
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        old = require_table(snap, database, name)
+        if version_id is not None and version_id != old["VersionId"]:
+            raise ConcurrentModificationException(
+                f"Table {database}.{name} is at VersionId {old['VersionId']}, not {version_id}: "
+                "it was updated by someone else"
+            )
+        for check in _update_checks:
+            check(snap, old, table_input)
+        new_version = str(int(old["VersionId"]) + 1)
+        versions = snap.keys_with_prefix(TABLE_VERSION, (database, name))
+        changes = Changes()
+        if skip_archive:
+            changes.delete(TABLE_VERSION, _version_key(database, name, old["VersionId"]))
+        elif len(versions) >= ctx.limits.versions_per_table:
+            raise ResourceNumberLimitExceededException(
+                f"table {database}.{name} already has {ctx.limits.versions_per_table} versions, its limit; "
+                "delete old versions or update with SkipArchive"
+            )
+        doc = table_doc(
+            ctx,
+            database,
+            table_input,
+            version_id=new_version,
+            create_time=old["CreateTime"],
+            created_by=old.get("CreatedBy"),
+            now=datetime.now(UTC),
+        )
+        changes.put(TABLE, (database, name), doc)
+        changes.put(TABLE_VERSION, _version_key(database, name, new_version), doc)
+        return changes, None
+
+    ctx.store.commit("UpdateTable", build)
+
+
+def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Changes) -> None:
+    """Add to ``changes`` the removal of a table and everything that belongs to it."""
+    prefix = (database, name)
+    for index_key in snap.keys_with_prefix(PARTITION_INDEX, prefix):
+        if (snap.get(PARTITION_INDEX, index_key) or {}).get("IndexStatus") == "CREATING":
+            raise ResourceNotReadyException(
+                f"Table {database}.{name} cannot be deleted while its partition index {index_key[2]} is CREATING"
+            )
+        changes.delete(PARTITION_INDEX, index_key)
+    changes.delete(TABLE, prefix)
+    for kind in (TABLE_VERSION, COLUMN_STATISTICS):
+        for key in snap.keys_with_prefix(kind, prefix):
+            changes.delete(kind, key)
+    for path in snap.table_segments(prefix):
+        changes.segment_removes.append((prefix, path))
+
+
+def delete_table(ctx: Context, database: str, name: str) -> None:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        require_table(snap, database, name)
+        changes = Changes()
+        drop_table_changes(snap, database, name, changes)
+        return changes, None
+
+    ctx.store.commit("DeleteTable", build)
+
+
+def batch_delete_table(ctx: Context, database: str, names: list[str]) -> dict[str, Any]:
+    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
+        require_database(snap, database)
+        changes = Changes()
+        errors = []
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                continue
+            seen.add(name)
+            try:
+                require_table(snap, database, name)
+                drop_table_changes(snap, database, name, changes)
+            except (EntityNotFoundException, ResourceNotReadyException) as e:
+                errors.append(
+                    {"TableName": name, "ErrorDetail": {"ErrorCode": e.code, "ErrorMessage": e.message}}
+                )
+        return changes, {"Errors": errors}
+
+    return ctx.store.commit("BatchDeleteTable", build)
+
+
+def get_table(
+    ctx: Context, database: str, name: str, as_of: datetime | None, transaction_id: str | None
+) -> Any:
+    exclusive(as_of, transaction_id)
+    ctx.check_transaction(transaction_id)
+    snap = ctx.snapshot(as_of)
+    return {"Table": copy_doc(require_table(snap, database, name))}
+
+
+def _name_pattern(expression: str) -> re.Pattern[str]:
+    """GetTables' Expression: a regular expression matched against the whole name; as in Hive and the
+    Glue console, a '*' not preceded by '.' is a wildcard ("sales*" means "sales.*")."""
+    pattern = re.sub(r"(?<!\.)\*", ".*", expression)
+    try:
+        return re.compile(pattern, re.IGNORECASE)
+    except re.error as e:
+        raise InvalidInputException(
+            f"Expression: not a valid regular expression at position {e.pos}: {e.msg}"
+        ) from e
+
+
+def get_tables(
+    ctx: Context,
+    database: str,
+    expression: str | None,
+    next_token: str | None,
+    max_results: int | None,
+    as_of: datetime | None,
+    transaction_id: str | None,
+) -> dict[str, Any]:
+    exclusive(as_of, transaction_id)
+    ctx.check_transaction(transaction_id)
+    snap = ctx.snapshot(as_of)
+    require_database(snap, database)
+    query = paging.query_digest("GetTables", database, expression)
+    after = paging.read_token(ctx.store.secret, query, next_token)
+    pattern = _name_pattern(expression) if expression else None
+    limit = max_results or 100
+    page: list[Any] = []
+    more = False
+    for key in snap.keys_with_prefix(TABLE, (database,)):
+        if after is not None and key[1] <= after:
+            continue
+        if pattern is not None and not pattern.fullmatch(key[1]):
+            continue
+        if len(page) == limit:
+            more = True
+            break
+        page.append(snap.get(TABLE, key))
+    out: dict[str, Any] = {"TableList": [copy_doc(t) for t in page]}
+    if more:
+        out["NextToken"] = paging.make_token(ctx.store.secret, query, page[-1]["Name"])
+    return out
+
+
+def _parse_version_id(version_id: str, field: str = "VersionId") -> int:
+    if not version_id.isdigit():
+        raise InvalidInputException(f"{field}: {version_id!r} is not a version number (a decimal integer)")
+    return int(version_id)
+
+
+def get_table_version(ctx: Context, database: str, name: str, version_id: str | None) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    table = require_table(snap, database, name)
+    vid = table["VersionId"] if version_id is None else str(_parse_version_id(version_id))
+    doc = snap.get(TABLE_VERSION, _version_key(database, name, vid))
+    if doc is None:
+        raise EntityNotFoundException(f"Version {vid} of table {database}.{name} not found.")
+    return {"TableVersion": {"Table": copy_doc(doc), "VersionId": vid}}
+
+
+def get_table_versions(
+    ctx: Context, database: str, name: str, next_token: str | None, max_results: int | None
+) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    require_table(snap, database, name)
+    query = paging.query_digest("GetTableVersions", database, name)
+    after = paging.read_token(ctx.store.secret, query, next_token)
+    keys = [
+        k for k in snap.keys_with_prefix(TABLE_VERSION, (database, name)) if after is None or k[2] > after
+    ]
+    limit = max_results or 100
+    page = keys[:limit]
+    out: dict[str, Any] = {
+        "TableVersions": [
+            {"Table": copy_doc(snap.get(TABLE_VERSION, k)), "VersionId": str(int(k[2]))} for k in page
+        ]
+    }
+    if len(keys) > limit:
+        out["NextToken"] = paging.make_token(ctx.store.secret, query, page[-1][2])
+    return out
+
+
+def _version_deletion(snap: Snapshot, database: str, name: str, version_id: str, changes: Changes) -> None:
+    table = require_table(snap, database, name)
+    vid = str(_parse_version_id(version_id))
+    key = _version_key(database, name, vid)
+    if snap.get(TABLE_VERSION, key) is None:
+        raise EntityNotFoundException(f"Version {vid} of table {database}.{name} not found.")
+    if vid == table["VersionId"]:
+        raise InvalidInputException(
+            f"VersionId: {vid} is the current version of {database}.{name} and cannot be deleted"
+        )
+    changes.delete(TABLE_VERSION, key)
+
+
+def delete_table_version(ctx: Context, database: str, name: str, version_id: str) -> None:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        changes = Changes()
+        _version_deletion(snap, database, name, version_id, changes)
+        return changes, None
+
+    ctx.store.commit("DeleteTableVersion", build)
+
+
+def batch_delete_table_version(
+    ctx: Context, database: str, name: str, version_ids: list[str]
+) -> dict[str, Any]:
+    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
+        require_table(snap, database, name)
+        changes = Changes()
+        errors = []
+        for vid in dict.fromkeys(version_ids):
+            try:
+                _version_deletion(snap, database, name, vid, changes)
+            except (EntityNotFoundException, InvalidInputException) as e:
+                errors.append(
+                    {
+                        "TableName": name,
+                        "VersionId": vid,
+                        "ErrorDetail": {"ErrorCode": e.code, "ErrorMessage": e.message},
+                    }
+                )
+        return changes, {"Errors": errors}
+
+    return ctx.store.commit("BatchDeleteTableVersion", build)
