@@ -1,0 +1,5 @@
+import sys
+
+from gluecat.cli import main
+
+sys.exit(main())

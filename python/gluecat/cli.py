@@ -1,0 +1,151 @@
+"""The ``gluecat`` command: operators' tools over a warehouse.
+
+Subsystems add their own subcommands (``gluecat serve`` and ``gluecat users`` from gluecat.hms.cli,
+``gluecat spark-conf`` from gluecat.spark.cli) through a ``register(subparsers)`` function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from gluecat.errors import GlueError
+
+_SUBSYSTEMS = ("gluecat.hms.cli", "gluecat.spark.cli", "gluecat.demo")
+
+
+def _catalog(args: argparse.Namespace) -> Any:
+    from gluecat import Catalog
+
+    return Catalog(args.warehouse)
+
+
+def _print(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, default=str, sort_keys=False))
+
+
+def _cmd_databases(args: argparse.Namespace) -> int:
+    cat = _catalog(args)
+    token = None
+    while True:
+        page = cat.get_databases(**({"NextToken": token} if token else {}))
+        for db in page["DatabaseList"]:
+            print(db["Name"])
+        token = page.get("NextToken")
+        if not token:
+            return 0
+
+
+def _cmd_tables(args: argparse.Namespace) -> int:
+    cat = _catalog(args)
+    kwargs: dict[str, Any] = {"DatabaseName": args.database}
+    if args.pattern:
+        kwargs["Expression"] = args.pattern
+    while True:
+        page = cat.get_tables(**kwargs)
+        for t in page["TableList"]:
+            print(f"{t['Name']}\t{t.get('TableType', '')}\tversion {t['VersionId']}")
+        if not page.get("NextToken"):
+            return 0
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def _cmd_table(args: argparse.Namespace) -> int:
+    resp = _catalog(args).get_table(DatabaseName=args.database, Name=args.name)
+    _print(resp["Table"])
+    return 0
+
+
+def _cmd_info(args: argparse.Namespace) -> int:
+    from gluecat.store.maintenance import describe
+    from gluecat.store.store import Store
+
+    _print(describe(Store(args.warehouse)))
+    return 0
+
+
+def _cmd_compact(args: argparse.Namespace) -> int:
+    """Fold the small per-commit files into a checkpoint, merge partition segments, expire history."""
+    from gluecat.store.maintenance import expire
+    from gluecat.store.store import Store
+
+    store = Store(args.warehouse)
+    if args.apply:
+        try:
+            from gluecat.catalog.partitions import compact_all  # type: ignore[import-not-found,unused-ignore]
+
+            merged = compact_all(store)
+            print(f"merged partition segments of {merged} table(s)")
+        except ImportError:
+            pass
+        version = store.checkpoint()
+        print(f"checkpoint written at version {version}")
+    report = expire(store, retain=timedelta(hours=args.retain_hours), dry_run=not args.apply)
+    verb = "deleted" if report.applied else "would delete"
+    print(
+        f"{verb} {len(report.log_entries)} log entries, {len(report.checkpoints)} checkpoints, "
+        f"{len(report.data_files)} data files, {len(report.temporary_files)} temporary files "
+        f"(history before version {report.base_checkpoint} is older than {args.retain_hours} h)"
+        if report.base_checkpoint is not None
+        else f"nothing is older than the retention period ({args.retain_hours} h)"
+    )
+    if not args.apply:
+        print("dry run: pass --apply to write the checkpoint and delete")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gluecat", description=__doc__.splitlines()[0] if __doc__ else None)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def with_warehouse(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        p.add_argument(
+            "--warehouse", "-w", default="warehouse", help="warehouse path or URI (default ./warehouse)"
+        )
+        return p
+
+    p = with_warehouse(sub.add_parser("databases", help="list databases"))
+    p.set_defaults(func=_cmd_databases)
+    p = with_warehouse(sub.add_parser("tables", help="list the tables of a database"))
+    p.add_argument("database")
+    p.add_argument("--pattern", help="a GetTables Expression (regular expression, '*' wildcards)")
+    p.set_defaults(func=_cmd_tables)
+    p = with_warehouse(sub.add_parser("table", help="show a table as GetTable returns it"))
+    p.add_argument("database")
+    p.add_argument("name")
+    p.set_defaults(func=_cmd_table)
+    p = with_warehouse(sub.add_parser("info", help="the warehouse's version, checkpoints and file counts"))
+    p.set_defaults(func=_cmd_info)
+    p = with_warehouse(sub.add_parser("compact", help="checkpoint, merge small files, expire old history"))
+    p.add_argument("--apply", action="store_true", help="really write and delete (default: dry run)")
+    p.add_argument(
+        "--retain-hours", type=float, default=24 * 7, help="time-travel history to keep (default 168)"
+    )
+    p.set_defaults(func=_cmd_compact)
+    for module in _SUBSYSTEMS:
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as e:
+            if e.name != module:
+                raise
+            continue
+        mod.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except GlueError as e:
+        print(f"gluecat: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,188 @@
+"""The store: atomic commits, optimistic concurrency, checkpoints, time travel, corrupt files."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from gluecat.errors import AlreadyExistsException, StorageError
+from gluecat.store import layout
+from gluecat.store.snapshot import Changes, Snapshot
+from gluecat.store.store import Store
+
+
+def put(kind: str, key: tuple[str, ...], doc: object):
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        changes = Changes()
+        changes.put(kind, key, doc)
+        return changes, None
+
+    return build
+
+
+def create(key: tuple[str, ...], doc: object):
+    """A commit body with a precondition: the record must not exist yet."""
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        if snap.get("thing", key) is not None:
+            raise AlreadyExistsException(f"{key} exists")
+        changes = Changes()
+        changes.put("thing", key, doc)
+        return changes, None
+
+    return build
+
+
+def test_a_commit_is_visible_to_a_new_process_and_to_the_next_call_of_an_open_one(warehouse: str) -> None:
+    a, b = Store(warehouse), Store(warehouse)
+    a.commit(
+        "Put", put("thing", ("x",), {"n": 1, "when": datetime(2024, 1, 2, tzinfo=UTC), "raw": b"\x00\x01"})
+    )
+    assert b.latest().get("thing", ("x",)) == {
+        "n": 1,
+        "when": datetime(2024, 1, 2, tzinfo=UTC),
+        "raw": b"\x00\x01",
+    }
+    assert Store(warehouse).latest().version == 1
+
+
+def test_deletes_remove_records(warehouse: str) -> None:
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+
+    def delete(snap: Snapshot) -> tuple[Changes, None]:
+        changes = Changes()
+        changes.delete("thing", ("x",))
+        return changes, None
+
+    s.commit("Delete", delete)
+    assert Store(warehouse).latest().get("thing", ("x",)) is None
+
+
+def test_a_writer_that_lost_the_race_rechecks_its_precondition(warehouse: str) -> None:
+    a, b = Store(warehouse), Store(warehouse)
+    b.latest()  # b's view is now stale
+    a.commit("Create", create(("k",), "from a"))
+    with pytest.raises(AlreadyExistsException):
+        b.commit("Create", create(("k",), "from b"))
+    assert Store(warehouse).latest().get("thing", ("k",)) == "from a"
+
+
+def test_a_lost_race_leaves_no_orphan_file_behind(warehouse: str) -> None:
+    a, b = Store(warehouse), Store(warehouse)
+    stale = b.latest()
+    a.commit("Put", put("thing", ("a",), 1))
+    # Simulate b having built its change on the stale snapshot: it must retry on version 2.
+    b._snap = stale
+    b.commit("Put", put("thing", ("b",), 2))
+    entries = {a_["records"] for v in (1, 2) for a_ in b._read_entry(v)["actions"]}
+    data = {f"{layout.DATA_DIR}/{n}" for n in os.listdir(os.path.join(warehouse, layout.DATA_DIR))}
+    assert data == entries
+
+
+def test_an_empty_change_commits_nothing(warehouse: str) -> None:
+    s = Store(warehouse)
+    assert s.commit("Noop", lambda snap: (Changes(), "result")) == "result"
+    assert s.latest().version == 0
+
+
+def test_checkpoints_fold_the_log_and_opening_uses_them(warehouse: str) -> None:
+    s = Store(warehouse, checkpoint_interval=10)
+    for i in range(25):
+        s.commit("Put", put("thing", (f"{i:03d}",), i))
+    assert sorted(os.listdir(os.path.join(warehouse, layout.CHECKPOINT_DIR))) == [
+        "00000000000000000010.parquet",
+        "00000000000000000020.parquet",
+    ]
+    # Even with the early log gone, the warehouse opens from the checkpoint with the whole state.
+    for v in range(0, 20):
+        os.unlink(os.path.join(warehouse, layout.log_path(v)))
+    reopened = Store(warehouse)
+    assert reopened.latest().version == 25
+    assert [reopened.latest().get("thing", (f"{i:03d}",)) for i in range(25)] == list(range(25))
+
+
+def test_time_travel_returns_the_state_as_of_a_moment(warehouse: str) -> None:
+    s = Store(warehouse, checkpoint_interval=3)
+    moments = []
+    for i in range(7):
+        s.commit("Put", put("thing", ("x",), i))
+        moments.append(datetime.now(UTC))
+        time.sleep(0.002)
+    other = Store(warehouse)
+    for i, when in enumerate(moments):
+        assert other.as_of(when).get("thing", ("x",)) == i
+    assert other.as_of(datetime(2000, 1, 1, tzinfo=UTC)).get("thing", ("x",)) is None
+
+
+def test_a_corrupt_log_entry_is_reported_with_its_file_name(warehouse: str) -> None:
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+    with open(os.path.join(warehouse, layout.log_path(2)), "w") as f:
+        f.write("{not json")
+    with pytest.raises(StorageError, match=r"00000000000000000002\.json"):
+        Store(warehouse)
+
+
+def test_a_log_entry_of_a_newer_format_is_refused(warehouse: str) -> None:
+    Store(warehouse)
+    with open(os.path.join(warehouse, layout.log_path(1)), "w") as f:
+        json.dump({"format": 99, "version": 1, "actions": []}, f)
+    with pytest.raises(StorageError, match="format 99"):
+        Store(warehouse)
+
+
+def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(warehouse: str) -> None:
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+    (path,) = [a["records"] for a in s._read_entry(1)["actions"]]
+    with open(os.path.join(warehouse, path), "wb") as f:
+        f.write(b"PAR1garbage")
+    with pytest.raises(StorageError, match=path.split("/")[-1]):
+        Store(warehouse)
+    os.unlink(os.path.join(warehouse, path))
+    with pytest.raises(StorageError, match="missing"):
+        Store(warehouse)
+
+
+def test_a_foreign_file_among_the_checkpoints_is_named(warehouse: str) -> None:
+    Store(warehouse)
+    open(os.path.join(warehouse, layout.CHECKPOINT_DIR, "notes.txt"), "w").close()
+    with pytest.raises(StorageError, match="notes.txt"):
+        Store(warehouse)
+
+
+def test_a_log_without_its_beginning_is_not_silently_restarted(warehouse: str) -> None:
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+    os.unlink(os.path.join(warehouse, layout.log_path(0)))
+    with pytest.raises(StorageError, match="no version 0"):
+        Store(warehouse)
+
+
+def test_an_unknown_publish_outcome_is_resolved_by_reading_the_log(warehouse: str, monkeypatch) -> None:
+    from gluecat.store.fs import WarehouseFS
+
+    s = Store(warehouse)
+    real_publish = WarehouseFS.publish
+
+    def publish_then_fail(self: WarehouseFS, rel: str, data: bytes) -> bool:
+        real_publish(self, rel, data)
+        raise OSError("connection reset after the write")
+
+    monkeypatch.setattr(WarehouseFS, "publish", publish_then_fail)
+    s.commit("Put", put("thing", ("x",), 1))
+    monkeypatch.undo()
+    # Exactly one commit happened, although the writer saw an error.
+    assert Store(warehouse).latest().version == 1
+
+
+def test_temporary_files_of_an_interrupted_writer_are_ignored(warehouse: str) -> None:
+    s = Store(warehouse)
+    open(os.path.join(warehouse, layout.LOG_DIR, ".tmp-deadbeef"), "w").close()
+    s.commit("Put", put("thing", ("x",), 1))
+    assert Store(warehouse).latest().get("thing", ("x",)) == 1
