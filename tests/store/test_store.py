@@ -152,7 +152,7 @@ def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(warehouse: 
 def test_a_foreign_file_among_the_checkpoints_is_named(warehouse: str) -> None:
     Store(warehouse)
     open(os.path.join(warehouse, layout.CHECKPOINT_DIR, "notes.txt"), "w").close()
-    with pytest.raises(StorageError, match="notes.txt"):
+    with pytest.raises(StorageError, match=r"notes\.txt"):
         Store(warehouse)
 
 
