@@ -11,7 +11,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from gluecat.catalog import paging
+from gluecat.catalog import indexes, paging
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_INDEX,
@@ -32,10 +32,6 @@ from gluecat.errors import (
     ResourceNumberLimitExceededException,
 )
 from gluecat.store.snapshot import Changes, Snapshot
-
-# Hooks the partition layer installs: they check an update against the table's partition indexes and
-# build the index descriptors of a new table. Kept as plain callables so this module stays independent.
-IndexCheck = Any
 
 
 def _version_key(database: str, name: str, version_id: str) -> tuple[str, str, str]:
@@ -98,15 +94,6 @@ def create_table(
     ctx.store.commit("CreateTable", build)
 
 
-UpdateCheck = Any  # Callable[[Snapshot, dict old_table, dict new_table_input], None]
-_update_checks: list[UpdateCheck] = []
-
-
-def register_update_check(check: UpdateCheck) -> None:
-    """Let a higher-level rule (partition indexes) veto an UpdateTable; it raises to refuse."""
-    _update_checks.append(check)
-
-
 def update_table(
     ctx: Context,
     database: str,
@@ -124,8 +111,7 @@ def update_table(
                 f"Table {database}.{name} is at VersionId {old['VersionId']}, not {version_id}: "
                 "it was updated by someone else"
             )
-        for check in _update_checks:
-            check(snap, old, table_input)
+        indexes.check_table_update(ctx, snap, old, table_input)
         new_version = str(int(old["VersionId"]) + 1)
         versions = snap.keys_with_prefix(TABLE_VERSION, (database, name))
         changes = Changes()

@@ -1,0 +1,235 @@
+"""How a table's partitions are laid out in segment files, and the merged view of a table's segments.
+
+A segment is an immutable Parquet file of partition rows: the values as strings (p0..pN-1), their
+identity ``_vk`` (the values joined by U+001F, a character Glue's single-line values cannot contain),
+``_bucket`` (a stable hash of the identity for GetPartitions Segments), ``_tomb`` (a deletion),
+``Location`` and the rest of the partition as JSON (``doc``). Later segments override earlier ones.
+
+The merged view of a table is a *base* (the live rows of its older segments, deduplicated, sorted by
+identity, with sorted lookup structures per partition index) plus *deltas* (newer segments, small, read
+as they are). Queries filter base and deltas in bulk and let delta rows override base rows; the base is
+refolded when the deltas grow, so writes cost O(batch) and reads stay fast.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gluecat.store import codec
+
+SEP = "\x1f"
+BUCKETS = 2520  # divisible by every TotalSegments 1..10, so bucket % total splits evenly and stably
+
+Key = tuple[str, ...]
+
+
+def value_key(values: Sequence[str]) -> str:
+    return SEP.join(values)
+
+
+def bucket_of(vk: str) -> int:
+    return zlib.crc32(vk.encode()) % BUCKETS
+
+
+def segment_schema(n_keys: int) -> pa.Schema:
+    return pa.schema(
+        [pa.field(f"p{i}", pa.string()) for i in range(n_keys)]
+        + [
+            pa.field("_vk", pa.string(), nullable=False),
+            pa.field("_bucket", pa.int32(), nullable=False),
+            pa.field("_tomb", pa.bool_(), nullable=False),
+            pa.field("Location", pa.string()),
+            pa.field("doc", pa.large_string()),
+        ]
+    )
+
+
+def segment_table(n_keys: int, rows: list[tuple[list[str], dict[str, Any] | None]]) -> pa.Table:
+    """Rows of (values, partition document or None for a deletion) as a segment table."""
+    cols: list[list[Any]] = [[] for _ in range(n_keys)]
+    vks, buckets, tombs, locations, docs = [], [], [], [], []
+    for values, doc in rows:
+        for i in range(n_keys):
+            cols[i].append(values[i] if i < len(values) else None)
+        vk = value_key(values)
+        vks.append(vk)
+        buckets.append(bucket_of(vk))
+        tombs.append(doc is None)
+        locations.append(None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location"))
+        docs.append(None if doc is None else codec.dumps(doc))
+    return pa.Table.from_arrays(
+        [pa.array(c, pa.string()) for c in cols]
+        + [
+            pa.array(vks, pa.string()),
+            pa.array(buckets, pa.int32()),
+            pa.array(tombs, pa.bool_()),
+            pa.array(locations, pa.string()),
+            pa.array(docs, pa.large_string()),
+        ],
+        schema=segment_schema(n_keys),
+    )
+
+
+def dedupe_last(table: pa.Table) -> pa.Table:
+    """Keep the last row of each identity (rows are in commit order), then drop deletions."""
+    if table.num_rows == 0:
+        return table.filter(pc.invert(table.column("_tomb")))
+    ordinal = pa.array(range(table.num_rows), pa.int64())
+    with_ord = table.append_column("_ord", ordinal)
+    last = with_ord.group_by("_vk", use_threads=False).aggregate([("_ord", "max")])
+    keep = pc.sort_indices(last.column("_ord_max"))
+    rows = with_ord.take(pc.take(last.column("_ord_max"), keep))
+    rows = rows.filter(pc.invert(rows.column("_tomb")))
+    return rows.drop_columns(["_ord"])
+
+
+def sort_by_identity(table: pa.Table) -> pa.Table:
+    return table.take(pc.sort_indices(table, sort_keys=[("_vk", "ascending")]))
+
+
+def _prefix(n: int) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
+    def cut(t: tuple[Any, ...]) -> tuple[Any, ...]:
+        return t[:n]
+
+    return cut
+
+
+@dataclass
+class IndexLookup:
+    """A partition index over the base: typed key tuples in order, with the base row each came from."""
+
+    keys: list[tuple[Any, ...]]
+    rows: list[int]
+
+    def ranges(
+        self, bounds: list[tuple[tuple[Any, ...] | None, bool, tuple[Any, ...] | None, bool]]
+    ) -> list[int]:
+        """Base rows inside any of the (low, low inclusive, high, high inclusive) prefix ranges."""
+        out: list[int] = []
+        for lo, lo_inc, hi, hi_inc in bounds:
+            start = 0
+            if lo is not None:
+                cut = _prefix(len(lo))
+                if lo_inc:
+                    start = bisect.bisect_left(self.keys, lo, key=cut)
+                else:
+                    start = bisect.bisect_right(self.keys, lo, key=cut)
+            end = len(self.keys)
+            if hi is not None:
+                cut = _prefix(len(hi))
+                if hi_inc:
+                    end = bisect.bisect_right(self.keys, hi, key=cut)
+                else:
+                    end = bisect.bisect_left(self.keys, hi, key=cut)
+            if start < end:
+                out.extend(self.rows[start:end])
+        return out
+
+
+@dataclass
+class TableView:
+    """The merged partitions of one table at one list of segments."""
+
+    n_keys: int
+    base_segments: tuple[str, ...]
+    base: pa.Table  # live rows, deduplicated, sorted by _vk
+    deltas: list[pa.Table]  # raw rows of newer segments, in commit order
+    delta_segments: tuple[str, ...]
+    _live: set[str] | None = None
+    _delta_state: dict[str, bool] | None = None
+    _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return self.base_segments + self.delta_segments
+
+    def delta_rows(self) -> int:
+        return sum(d.num_rows for d in self.deltas)
+
+    def delta_state(self) -> dict[str, bool]:
+        """Identity -> alive, for every identity a delta mentions (the last mention wins)."""
+        with self._lock:
+            if self._delta_state is None:
+                state: dict[str, bool] = {}
+                for d in self.deltas:
+                    for vk, tomb in zip(
+                        d.column("_vk").to_pylist(), d.column("_tomb").to_pylist(), strict=True
+                    ):
+                        state[str(vk)] = not tomb
+                self._delta_state = state
+            return self._delta_state
+
+    def base_identities(self) -> set[str]:
+        with self._lock:
+            if self._live is None:
+                self._live = {str(vk) for vk in self.base.column("_vk").to_pylist()}
+            return self._live
+
+    def exists(self, vk: str) -> bool:
+        state = self.delta_state()
+        if vk in state:
+            return state[vk]
+        return vk in self.base_identities()
+
+    def count(self) -> int:
+        """Live partitions (exact)."""
+        state = self.delta_state()
+        base = self.base_identities()
+        added = sum(1 for vk, alive in state.items() if alive and vk not in base)
+        removed = sum(1 for vk, alive in state.items() if not alive and vk in base)
+        return self.base.num_rows + added - removed
+
+    def lookup(self, name: Any, build: Callable[[pa.Table], IndexLookup]) -> IndexLookup:
+        with self._lock:
+            found = self._lookups.get(name)
+        if found is None:
+            found = build(self.base)
+            with self._lock:
+                self._lookups[name] = found
+        return found
+
+    def select(self, base_rows: pa.Table, delta_filter: Callable[[pa.Table], pa.Table]) -> pa.Table:
+        """Merge already-filtered base rows with the deltas' rows that pass ``delta_filter``."""
+        if not self.deltas:
+            return base_rows
+        hits = [delta_filter(d) for d in self.deltas]
+        hits = [h for h in hits if h.num_rows]
+        if not hits:
+            return base_rows
+        delta = pa.concat_tables(hits)
+        overridden = pc.is_in(base_rows.column("_vk"), value_set=delta.column("_vk"))
+        kept = base_rows.filter(pc.invert(overridden))
+        merged = dedupe_last(delta)
+        return sort_by_identity(pa.concat_tables([kept, merged.select(kept.column_names)]))
+
+
+def fold(n_keys: int, segments: Sequence[str], tables: Sequence[pa.Table]) -> TableView:
+    """A view whose base is all of ``segments``."""
+    schema = segment_schema(n_keys)
+    if tables:
+        base = sort_by_identity(dedupe_last(pa.concat_tables([t.select(schema.names) for t in tables])))
+    else:
+        base = schema.empty_table()
+    return TableView(n_keys=n_keys, base_segments=tuple(segments), base=base, deltas=[], delta_segments=())
+
+
+def extend(view: TableView, segments: Sequence[str], tables: Sequence[pa.Table]) -> TableView:
+    """A view with more delta segments (sharing the base and its lookup structures)."""
+    return TableView(
+        n_keys=view.n_keys,
+        base_segments=view.base_segments,
+        base=view.base,
+        deltas=view.deltas + list(tables),
+        delta_segments=view.delta_segments + tuple(segments),
+        _live=view._live,
+        _lookups=view._lookups,
+    )

@@ -1,0 +1,52 @@
+"""The merged partition view of a table at a snapshot, cached per process.
+
+The latest views are kept per (store, table) and extended in place as new segments appear, so a stream
+of small writes costs O(batch) each; a view for an older snapshot (time travel) is built on demand and
+kept with that snapshot.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from gluecat.catalog.partition_rows import TableView, extend, fold
+from gluecat.store.snapshot import Key, Snapshot
+from gluecat.store.store import Store
+
+_LATEST: weakref.WeakKeyDictionary[Store, dict[Key, TableView]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+# Refold the in-memory base when the deltas exceed this many rows or segments.
+MAX_DELTA_ROWS = 50_000
+MAX_DELTA_SEGMENTS = 64
+
+
+def partition_key_count(table: dict[str, Any]) -> int:
+    return len(table.get("PartitionKeys") or [])
+
+
+def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView:
+    segments = snap.table_segments(table_key)
+    if snap.version < store.cached().version:
+        return snap.derived(
+            ("partition-view", table_key),
+            lambda: fold(n_keys, segments, [store.read_segment(p) for p in segments]),
+        )
+    with _LOCK:
+        cached = _LATEST.setdefault(store, {}).get(table_key)
+    if cached is not None and cached.segments == segments and cached.n_keys == n_keys:
+        return cached
+    known = cached.segments if cached is not None else ()
+    if cached is not None and cached.n_keys == n_keys and segments[: len(known)] == known:
+        new_paths = segments[len(known) :]
+        fresh = extend(cached, new_paths, [store.read_segment(p) for p in new_paths])
+        too_big = fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10)
+        if too_big or len(fresh.delta_segments) > MAX_DELTA_SEGMENTS:
+            fresh = fold(n_keys, segments, [fresh.base, *fresh.deltas])
+    else:
+        fresh = fold(n_keys, segments, [store.read_segment(p) for p in segments])
+    with _LOCK:
+        _LATEST.setdefault(store, {})[table_key] = fresh
+    return fresh

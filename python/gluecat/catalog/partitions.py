@@ -1,0 +1,482 @@
+"""Glue partitions: create, update, delete (single and batch), read, and GetPartitions queries.
+
+Partitions live in the table's segment files (see partition_rows). Every write is one commit that adds a
+small segment; reads plan the expression against the table's ACTIVE partition indexes, look up the
+matching slice of the base, filter the rest in bulk with Arrow, and merge the newer segments.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gluecat import expressions as ex
+from gluecat.catalog import indexes, paging
+from gluecat.catalog.context import Context, require_table
+from gluecat.catalog.partition_rows import (
+    IndexLookup,
+    TableView,
+    segment_table,
+    value_key,
+)
+from gluecat.catalog.partition_views import partition_key_count, view
+from gluecat.errors import (
+    AlreadyExistsException,
+    EntityNotFoundException,
+    GlueError,
+    InvalidInputException,
+    ResourceNumberLimitExceededException,
+)
+from gluecat.expressions.types import key_type, partition_value
+from gluecat.store import codec
+from gluecat.store.snapshot import Changes, Snapshot
+
+MAX_PAGE = 1000
+
+
+def _keys(table: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(k["Name"], k.get("Type") or "string") for k in table.get("PartitionKeys") or []]
+
+
+def _check_values(table: dict[str, Any], values: list[str], field: str) -> None:
+    n = partition_key_count(table)
+    if len(values) != n:
+        raise InvalidInputException(
+            f"{field}: {len(values)} values given, but table {table['DatabaseName']}.{table['Name']} "
+            f"has {n} partition keys"
+        )
+
+
+def _partition_doc(
+    ctx: Context, table: dict[str, Any], part_input: dict[str, Any], creation_time: datetime
+) -> dict[str, Any]:
+    doc = {k: v for k, v in part_input.items() if k != "Values"}
+    doc["CreationTime"] = creation_time
+    return doc
+
+
+def _response(
+    table: dict[str, Any], ctx: Context, values: list[str], doc: dict[str, Any], exclude: bool
+) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "Values": values,
+        "DatabaseName": table["DatabaseName"],
+        "TableName": table["Name"],
+        **doc,
+        "CatalogId": ctx.catalog_id,
+    }
+    if exclude and "StorageDescriptor" in out:
+        out["StorageDescriptor"] = {k: v for k, v in out["StorageDescriptor"].items() if k != "Columns"}
+    return out
+
+
+def _rows_to_responses(
+    ctx: Context, table: dict[str, Any], rows: pa.Table, n_keys: int, exclude: bool
+) -> list[dict[str, Any]]:
+    values_cols = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
+    docs = rows.column("doc").to_pylist()
+    out = []
+    for i, text in enumerate(docs):
+        values = [str(col[i]) for col in values_cols]
+        out.append(_response(table, ctx, values, codec.loads(str(text)), exclude))
+    return out
+
+
+# -- writing ----------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Batch:
+    """Partition rows a commit adds or removes, with per-item errors for batch calls."""
+
+    rows: list[tuple[list[str], dict[str, Any] | None]]
+    errors: list[dict[str, Any]]
+
+
+def _commit_rows(
+    ctx: Context,
+    snap: Snapshot,
+    table: dict[str, Any],
+    rows: list[tuple[list[str], dict[str, Any] | None]],
+    changes: Changes,
+) -> None:
+    if rows:
+        key = (table["DatabaseName"], table["Name"])
+        changes.segment_adds.append((key, segment_table(partition_key_count(table), rows)))
+
+
+def _adding(
+    ctx: Context,
+    snap: Snapshot,
+    table: dict[str, Any],
+    inputs: list[dict[str, Any]],
+    *,
+    if_not_exists: bool = False,
+    collect_errors: bool,
+) -> _Batch:
+    """Check new partitions against the table, its indexes and each other."""
+    v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), partition_key_count(table))
+    active = indexes.validating_indexes(snap, table)
+    now = datetime.now(UTC)
+    batch = _Batch(rows=[], errors=[])
+    seen: set[str] = set()
+    for i, part in enumerate(inputs):
+        values = part["Values"]
+        try:
+            _check_values(
+                table,
+                values,
+                f"PartitionInputList[{i}].Values" if collect_errors else "PartitionInput.Values",
+            )
+            vk = value_key(values)
+            if vk in seen or v.exists(vk):
+                if if_not_exists:
+                    continue
+                raise AlreadyExistsException(
+                    f"Partition {values} already exists in {table['DatabaseName']}.{table['Name']}."
+                )
+            indexes.check_new_partition(table, active, values)
+        except GlueError as e:
+            if not collect_errors:
+                raise
+            batch.errors.append(
+                {"PartitionValues": values, "ErrorDetail": {"ErrorCode": e.code, "ErrorMessage": e.message}}
+            )
+            continue
+        seen.add(vk)
+        batch.rows.append((values, _partition_doc(ctx, table, part, now)))
+    if batch.rows and v.count() + len(batch.rows) > ctx.limits.partitions_per_table:
+        raise ResourceNumberLimitExceededException(
+            f"table {table['DatabaseName']}.{table['Name']} would exceed {ctx.limits.partitions_per_table} partitions"
+        )
+    return batch
+
+
+def create_partition(ctx: Context, database: str, table_name: str, part: dict[str, Any]) -> None:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        table = require_table(snap, database, table_name)
+        batch = _adding(ctx, snap, table, [part], collect_errors=False)
+        changes = Changes()
+        _commit_rows(ctx, snap, table, batch.rows, changes)
+        return changes, None
+
+    ctx.store.commit("CreatePartition", build)
+
+
+def batch_create_partition(
+    ctx: Context, database: str, table_name: str, parts: list[dict[str, Any]]
+) -> dict[str, Any]:
+    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
+        table = require_table(snap, database, table_name)
+        batch = _adding(ctx, snap, table, parts, collect_errors=True)
+        changes = Changes()
+        _commit_rows(ctx, snap, table, batch.rows, changes)
+        return changes, {"Errors": batch.errors}
+
+    return ctx.store.commit("BatchCreatePartition", build)
+
+
+def _existing_doc(
+    ctx: Context, snap: Snapshot, table: dict[str, Any], values: list[str]
+) -> dict[str, Any] | None:
+    v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), partition_key_count(table))
+    vk = value_key(values)
+    if not v.exists(vk):
+        return None
+    rows = _identity_rows(v, [vk])
+    return codec.loads(str(rows.column("doc")[0].as_py())) if rows.num_rows else None
+
+
+def _identity_rows(v: TableView, vks: list[str]) -> pa.Table:
+    """The live rows of some identities."""
+    wanted = pa.array(vks, pa.string())
+
+    def pick(t: pa.Table) -> pa.Table:
+        return t.filter(pc.is_in(t.column("_vk"), value_set=wanted))
+
+    return v.select(pick(v.base), pick)
+
+
+def update_partition(
+    ctx: Context, database: str, table_name: str, values: list[str], part: dict[str, Any]
+) -> None:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        table = require_table(snap, database, table_name)
+        _check_values(table, values, "PartitionValueList")
+        _check_values(table, part["Values"], "PartitionInput.Values")
+        old = _existing_doc(ctx, snap, table, values)
+        if old is None:
+            raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+        rows: list[tuple[list[str], dict[str, Any] | None]] = []
+        if part["Values"] != values:
+            v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
+            if v.exists(value_key(part["Values"])):
+                raise AlreadyExistsException(
+                    f"Partition {part['Values']} already exists in {database}.{table_name}."
+                )
+            indexes.check_new_partition(table, indexes.validating_indexes(snap, table), part["Values"])
+            rows.append((values, None))
+        rows.append((part["Values"], _partition_doc(ctx, table, part, old["CreationTime"])))
+        changes = Changes()
+        _commit_rows(ctx, snap, table, rows, changes)
+        return changes, None
+
+    ctx.store.commit("UpdatePartition", build)
+
+
+def delete_partition(ctx: Context, database: str, table_name: str, values: list[str]) -> None:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        table = require_table(snap, database, table_name)
+        _check_values(table, values, "PartitionValues")
+        v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
+        if not v.exists(value_key(values)):
+            raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+        changes = Changes()
+        _commit_rows(ctx, snap, table, [(values, None)], changes)
+        return changes, None
+
+    ctx.store.commit("DeletePartition", build)
+
+
+def batch_delete_partition(
+    ctx: Context, database: str, table_name: str, values_list: list[list[str]]
+) -> dict[str, Any]:
+    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
+        table = require_table(snap, database, table_name)
+        v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
+        rows: list[tuple[list[str], dict[str, Any] | None]] = []
+        errors = []
+        seen: set[str] = set()
+        for i, values in enumerate(values_list):
+            try:
+                _check_values(table, values, f"PartitionsToDelete[{i}].Values")
+                vk = value_key(values)
+                if vk in seen or not v.exists(vk):
+                    raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+            except GlueError as e:
+                errors.append(
+                    {
+                        "PartitionValues": values,
+                        "ErrorDetail": {"ErrorCode": e.code, "ErrorMessage": e.message},
+                    }
+                )
+                continue
+            seen.add(vk)
+            rows.append((values, None))
+        changes = Changes()
+        _commit_rows(ctx, snap, table, rows, changes)
+        return changes, {"Errors": errors}
+
+    return ctx.store.commit("BatchDeletePartition", build)
+
+
+def commit_partitions(
+    ctx: Context,
+    database: str,
+    table_name: str,
+    add: list[dict[str, Any]],
+    drop: list[list[str]],
+    *,
+    if_not_exists: bool,
+    if_exists: bool = False,
+) -> None:
+    """One atomic commit of any number of additions and removals (for Spark's writes and partition DDL).
+
+    Nothing is committed unless every addition is new (or ``if_not_exists``) and every removal exists
+    (or ``if_exists``).
+    """
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        table = require_table(snap, database, table_name)
+        v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
+        rows: list[tuple[list[str], dict[str, Any] | None]] = []
+        dropped: set[str] = set()
+        for i, values in enumerate(drop):
+            _check_values(table, values, f"Drop[{i}]")
+            vk = value_key(values)
+            if v.exists(vk) and vk not in dropped:
+                rows.append((values, None))
+                dropped.add(vk)
+            elif not if_exists:
+                raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+        # Re-adding a partition dropped in the same commit replaces it.
+        fresh = [p for p in add if value_key(p["Values"]) in dropped]
+        others = [p for p in add if value_key(p["Values"]) not in dropped]
+        batch = _adding(ctx, snap, table, others, if_not_exists=if_not_exists, collect_errors=False)
+        now = datetime.now(UTC)
+        rows.extend((p["Values"], _partition_doc(ctx, table, p, now)) for p in fresh)
+        rows.extend(batch.rows)
+        changes = Changes()
+        _commit_rows(ctx, snap, table, rows, changes)
+        return changes, None
+
+    ctx.store.commit("CommitPartitions", build)
+
+
+# -- reading ----------------------------------------------------------------------------------------
+
+
+def get_partition(ctx: Context, database: str, table_name: str, values: list[str]) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    table = require_table(snap, database, table_name)
+    _check_values(table, values, "PartitionValues")
+    doc = _existing_doc(ctx, snap, table, values)
+    if doc is None:
+        raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+    return {"Partition": _response(table, ctx, list(values), doc, False)}
+
+
+def batch_get_partition(
+    ctx: Context, database: str, table_name: str, values_list: list[list[str]]
+) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    table = require_table(snap, database, table_name)
+    for i, values in enumerate(values_list):
+        _check_values(table, values, f"PartitionsToGet[{i}].Values")
+    n = partition_key_count(table)
+    v = view(ctx.store, snap, (database, table_name), n)
+    rows = _identity_rows(v, [value_key(values) for values in values_list])
+    # Missing partitions are simply absent, as in Glue; nothing is left unprocessed.
+    return {"Partitions": _rows_to_responses(ctx, table, rows, n, False), "UnprocessedKeys": []}
+
+
+@dataclass(frozen=True)
+class Query:
+    """A planned GetPartitions expression on one table."""
+
+    keys: list[tuple[str, str]]
+    predicate: Any
+    plan: Any
+
+
+def plan_query(snap: Snapshot, table: dict[str, Any], expression: str | None, predicate: Any = None) -> Query:
+    keys = _keys(table)
+    if predicate is None:
+        predicate = ex.parse(expression or "")
+    bound = ex.normalize(ex.bind(predicate, keys))
+    active = [
+        ex.Index(d["IndexName"], [k["Name"] for k in d["Keys"]]) for d in indexes.usable_indexes(snap, table)
+    ]
+    return Query(keys=keys, predicate=bound, plan=ex.plan(bound, active))
+
+
+def _named(rows: pa.Table, keys: list[tuple[str, str]]) -> pa.Table:
+    """The value columns renamed to their keys, as the evaluator expects."""
+    return pa.Table.from_arrays([rows.column(f"p{i}") for i in range(len(keys))], names=[k for k, _ in keys])
+
+
+def _lookup_builder(keys: list[tuple[str, str]], index_keys: tuple[str, ...]) -> Any:
+    positions = {name.lower(): i for i, (name, _) in enumerate(keys)}
+
+    def build(base: pa.Table) -> IndexLookup:
+        cols = []
+        for k in index_keys:
+            i = positions[k.lower()]
+            kt = key_type(keys[i][1])
+            cols.append([partition_value(x, kt) for x in base.column(f"p{i}").to_pylist()])
+        tuples = list(zip(*cols, strict=True)) if cols else []
+        # Rows whose indexed values are not valid for their types cannot exist once an index is ACTIVE;
+        # rows that predate a FAILED index are never looked up through it.
+        valid = [(t, r) for r, t in enumerate(tuples) if None not in t]
+        valid.sort(key=lambda tr: tr[0])
+        return IndexLookup(keys=[t for t, _ in valid], rows=[r for _, r in valid])
+
+    return build
+
+
+def select(ctx: Context, snap: Snapshot, table: dict[str, Any], query: Query) -> pa.Table:
+    """Every live row of the table that matches the query, sorted by identity."""
+    n = partition_key_count(table)
+    v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n)
+    keys, plan = query.keys, query.plan
+
+    def matching(rows: pa.Table, pred: Any) -> pa.Table:
+        if isinstance(pred, ex.TrueP) or rows.num_rows == 0:
+            return rows
+        if isinstance(pred, ex.FalseP):
+            return rows.slice(0, 0)
+        return rows.filter(ex.evaluate_arrow(pred, _named(rows, keys), keys))
+
+    if plan.index_name is not None:
+        lookup = v.lookup(
+            ("index", plan.index_name, tuple(plan.index_keys)), _lookup_builder(keys, tuple(plan.index_keys))
+        )
+        bounds = [
+            (r.lower or None, r.lower_inclusive, r.upper or None, r.upper_inclusive) for r in plan.ranges
+        ]
+        rows = sorted(lookup.ranges(bounds))
+        base_hits = matching(v.base.take(pa.array(rows, pa.int64())), plan.residual)
+    else:
+        base_hits = matching(v.base, query.predicate)
+    return v.select(base_hits, lambda d: matching(d, query.predicate))
+
+
+def _in_segment(buckets: Any, number: int, total: int) -> Any:
+    """Rows of segment ``number`` of ``total``: stable, disjoint, and together complete."""
+    whole = pc.multiply(pc.divide(buckets, pa.scalar(total, pa.int32())), pa.scalar(total, pa.int32()))
+    return pc.equal(pc.subtract(buckets, whole), pa.scalar(number, pa.int32()))
+
+
+def get_partitions(
+    ctx: Context,
+    database: str,
+    table_name: str,
+    *,
+    expression: str | None,
+    next_token: str | None,
+    segment: dict[str, int] | None,
+    max_results: int | None,
+    exclude_column_schema: bool,
+    as_of: datetime | None,
+) -> dict[str, Any]:
+    snap = ctx.snapshot(as_of)
+    table = require_table(snap, database, table_name)
+    query = plan_query(snap, table, expression)
+    token_query = paging.query_digest("GetPartitions", database, table_name, expression, segment, as_of)
+    after = paging.read_token(ctx.store.secret, token_query, next_token)
+    rows = select(ctx, snap, table, query)
+    if segment is not None and segment["TotalSegments"] > 1:
+        rows = rows.filter(
+            _in_segment(rows.column("_bucket"), segment["SegmentNumber"], segment["TotalSegments"])
+        )
+    if after is not None:
+        rows = rows.filter(pc.greater(rows.column("_vk"), pa.scalar(str(after), pa.string())))
+    limit = max_results or MAX_PAGE
+    page = rows.slice(0, limit)
+    n = partition_key_count(table)
+    out: dict[str, Any] = {"Partitions": _rows_to_responses(ctx, table, page, n, exclude_column_schema)}
+    if rows.num_rows > limit:
+        out["NextToken"] = paging.make_token(ctx.store.secret, token_query, page.column("_vk")[-1].as_py())
+    return out
+
+
+def get_partitions_arrow(
+    ctx: Context, database: str, table_name: str, expression: str | None, predicate: Any
+) -> pa.Table:
+    """The matching partitions as one Arrow table: a string column per key, plus Location."""
+    snap = ctx.snapshot()
+    table = require_table(snap, database, table_name)
+    rows = select(ctx, snap, table, plan_query(snap, table, expression, predicate))
+    keys = _keys(table)
+    return pa.Table.from_arrays(
+        [rows.column(f"p{i}") for i in range(len(keys))] + [rows.column("Location")],
+        names=[k for k, _ in keys] + ["Location"],
+    )
+
+
+def explain(ctx: Context, database: str, table_name: str, expression: str | None) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    table = require_table(snap, database, table_name)
+    query = plan_query(snap, table, expression)
+    out = dict(ex.explain(query.plan))
+    out["Expression"] = expression or ""
+    out["MatchingPartitions"] = select(ctx, snap, table, query).num_rows
+    return out
+
+
+def partition_count(ctx: Context, snap: Snapshot, table: dict[str, Any]) -> int:
+    return view(ctx.store, snap, (table["DatabaseName"], table["Name"]), partition_key_count(table)).count()
