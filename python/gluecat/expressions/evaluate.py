@@ -1,0 +1,242 @@
+"""Evaluate a bound predicate over many partitions at once with Arrow compute kernels.
+
+The input is a table with one string column per partition key (the values as stored). Each referenced
+key is cast once to its type; a value that is not valid for the type becomes NULL there, so it matches no
+comparison (it never raises). Logic is SQL's three-valued logic (Arrow's Kleene kernels); a partition
+matches when the predicate is true. The rules are those of :func:`gluecat.expressions.types.partition_value`.
+
+>>> import pyarrow as pa
+>>> t = pa.table({"year": ["2016", "2017", "x", None]})
+>>> evaluate_arrow(Compare(">", "year", 2016), t, [("year", "int")]).to_pylist()
+[False, True, False, False]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import date, datetime
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from gluecat.errors import InvalidInputException
+from gluecat.expressions.bind import KeySpec
+from gluecat.expressions.types import (
+    DATE_VALUE,
+    INT64_MAX,
+    INT64_MIN,
+    INTEGER_VALUE,
+    TIMESTAMP_VALUE,
+    And,
+    Between,
+    Compare,
+    FalseP,
+    In,
+    IsNull,
+    KeyType,
+    Like,
+    Not,
+    Or,
+    Plan,
+    Predicate,
+    Range,
+    Scalar,
+    TrueP,
+    decimal_value_pattern,
+    key_type,
+)
+
+_NULL_BOOL = pa.scalar(None, pa.bool_())
+
+
+def _anchored(pattern: str) -> str:
+    return f"^(?:{pattern})$"
+
+
+def _valid_and(text: pa.Array, pattern: str) -> pa.Array:
+    valid = pc.match_substring_regex(text, _anchored(pattern))
+    # Year 0000 is outside Glue's date range (0001 is its first year in practice) and outside Python's.
+    return pc.and_kleene(valid, pc.invert(pc.starts_with(text, "0000"))) if pattern in (
+        DATE_VALUE.pattern,
+        TIMESTAMP_VALUE.pattern,
+    ) else valid
+
+
+def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
+    """Cast stored partition values (strings) to a key's type; invalid values become NULL.
+
+    The store can use this to sort partitions by an index's keys and to write typed row-group statistics.
+    """
+    text = raw.combine_chunks() if isinstance(raw, pa.ChunkedArray) else raw
+    if not pa.types.is_string(text.type):
+        text = pc.cast(text, pa.string())
+    if kt.kind == "string":
+        return text
+    if kt.kind == "integer":
+        valid = _valid_and(text, INTEGER_VALUE.pattern)
+        wide = pc.cast(pc.if_else(valid, text, "0"), pa.decimal128(20, 0))
+        lo, hi = pa.scalar(Decimal(INT64_MIN), pa.decimal128(20, 0)), pa.scalar(Decimal(INT64_MAX), pa.decimal128(20, 0))
+        valid = pc.and_kleene(valid, pc.and_kleene(pc.greater_equal(wide, lo), pc.less_equal(wide, hi)))
+        clamped = pc.if_else(valid, wide, pa.scalar(Decimal(0), pa.decimal128(20, 0)))
+        return pc.if_else(valid, pc.cast(clamped, pa.int64()), pa.scalar(None, pa.int64()))
+    if kt.kind == "decimal":
+        dtype = pa.decimal128(kt.precision, kt.scale)
+        valid = _valid_and(text, decimal_value_pattern(kt))
+        cast = pc.cast(pc.if_else(valid, text, "0"), dtype)
+        return pc.if_else(valid, cast, pa.scalar(None, dtype))
+    if kt.kind == "date":
+        valid = _valid_and(text, DATE_VALUE.pattern)
+        safe = pc.if_else(valid, text, "1970-01-01")
+        ts = pc.strptime(safe, format="%Y-%m-%d", unit="s", error_is_null=True)
+        # strptime rolls 2023-02-30 over to March; a value is valid only if it formats back unchanged.
+        valid = pc.and_kleene(valid, pc.equal(pc.strftime(ts, format="%Y-%m-%d"), safe))
+        return pc.if_else(valid, pc.cast(ts, pa.date32()), pa.scalar(None, pa.date32()))
+    valid = _valid_and(text, TIMESTAMP_VALUE.pattern)
+    safe = pc.if_else(valid, text, "1970-01-01 00:00:00")
+    head = pc.replace_substring(pc.utf8_slice_codeunits(safe, 0, 19), "T", " ")
+    seconds = pc.strptime(head, format="%Y-%m-%d %H:%M:%S", unit="s", error_is_null=True)
+    valid = pc.and_kleene(valid, pc.equal(pc.strftime(seconds, format="%Y-%m-%d %H:%M:%S"), head))
+    fraction = pc.utf8_rpad(pc.utf8_slice_codeunits(safe, 20, 26), width=6, padding="0")
+    micros = pc.cast(pc.cast(fraction, pa.int64()), pa.duration("us"))
+    ts = pc.add(pc.cast(seconds, pa.timestamp("us")), micros)
+    return pc.if_else(valid, ts, pa.scalar(None, pa.timestamp("us")))
+
+
+def _scalar(value: Scalar, column: pa.Array) -> pa.Scalar:
+    if isinstance(value, Decimal):
+        # Let Arrow widen: a literal may have more fraction digits than the key's scale.
+        return pa.scalar(value)
+    if isinstance(value, datetime):
+        return pa.scalar(value, pa.timestamp("us"))
+    if isinstance(value, date):
+        return pa.scalar(value, pa.date32())
+    return pa.scalar(value, column.type)
+
+
+_COMPARE = {
+    "=": pc.equal,
+    "<>": pc.not_equal,
+    "<": pc.less,
+    "<=": pc.less_equal,
+    ">": pc.greater,
+    ">=": pc.greater_equal,
+}
+
+
+class _Columns:
+    """The table's key columns, raw and typed, each computed once."""
+
+    def __init__(self, table: pa.Table, keys: KeySpec) -> None:
+        self.table = table
+        self.types = {name.casefold(): glue_type for name, glue_type in keys}
+        self.raw_cache: dict[str, pa.Array] = {}
+        self.typed_cache: dict[str, pa.Array] = {}
+
+    def raw(self, name: str) -> pa.Array:
+        folded = name.casefold()
+        if folded not in self.raw_cache:
+            matches = [c for c in self.table.column_names if c.casefold() == folded]
+            if not matches:
+                raise InvalidInputException(f"Partition table has no column for partition key {name!r}")
+            col = self.table.column(matches[0])
+            arr = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+            self.raw_cache[folded] = arr if pa.types.is_string(arr.type) else pc.cast(arr, pa.string())
+        return self.raw_cache[folded]
+
+    def typed(self, name: str) -> pa.Array:
+        folded = name.casefold()
+        if folded not in self.typed_cache:
+            if folded not in self.types:
+                raise InvalidInputException(f"{name!r} is not a partition key")
+            self.typed_cache[folded] = typed_column(self.raw(name), key_type(self.types[folded]))
+        return self.typed_cache[folded]
+
+
+def _all(n: int, value: bool) -> pa.Array:
+    return pa.repeat(pa.scalar(value, pa.bool_()), n)
+
+
+def _eval(p: Predicate, cols: _Columns, n: int) -> pa.Array:
+    if isinstance(p, Compare):
+        col = cols.typed(p.column)
+        return _COMPARE[p.op](col, _scalar(p.value, col))  # type: ignore[arg-type]
+    if isinstance(p, In):
+        col = cols.typed(p.column)
+        if pa.types.is_decimal(col.type):
+            hits = [pc.equal(col, _scalar(v, col)) for v in p.values]  # type: ignore[arg-type]
+            result = hits[0]
+            for h in hits[1:]:
+                result = pc.or_kleene(result, h)
+        else:
+            found = pc.is_in(col, value_set=pa.array(list(p.values), col.type))
+            # is_in says False for NULL; SQL says unknown, which NOT IN must keep unknown.
+            result = pc.if_else(pc.is_valid(col), found, _NULL_BOOL)
+        return pc.invert(result) if p.negated else result
+    if isinstance(p, Between):
+        col = cols.typed(p.column)
+        low, high = _scalar(p.low, col), _scalar(p.high, col)  # type: ignore[arg-type]
+        result = pc.and_kleene(pc.greater_equal(col, low), pc.less_equal(col, high))
+        return pc.invert(result) if p.negated else result
+    if isinstance(p, Like):
+        result = pc.match_like(cols.raw(p.column), p.pattern)
+        return pc.invert(result) if p.negated else result
+    if isinstance(p, IsNull):
+        result = pc.is_null(cols.raw(p.column))
+        return pc.invert(result) if p.negated else result
+    if isinstance(p, And | Or):
+        combine = pc.and_kleene if isinstance(p, And) else pc.or_kleene
+        acc = _all(n, isinstance(p, And))
+        for child in p.children:
+            acc = combine(acc, _eval(child, cols, n))
+        return acc
+    if isinstance(p, Not):
+        return pc.invert(_eval(p.child, cols, n))
+    assert isinstance(p, TrueP | FalseP)
+    return _all(n, isinstance(p, TrueP))
+
+
+def _true(result: pa.Array) -> pa.Array:
+    """Unknown (NULL) is not a match: a NULL-free mask."""
+    return pc.and_kleene(pc.is_valid(result), result)
+
+
+def evaluate_arrow(pred: Predicate, table: pa.Table, keys: KeySpec) -> pa.Array:
+    """A mask (no NULLs) of the rows of ``table`` (key columns of strings) that ``pred`` matches."""
+    result = _eval(pred, _Columns(table, keys), table.num_rows)
+    return _true(result)
+
+
+def _lexicographic(cols: list[pa.Array], bound: tuple[Scalar, ...], greater: bool, inclusive: bool) -> pa.Array:
+    """Row prefix > bound (or <), or equal when inclusive, built from the last key backwards."""
+    n = len(cols[0]) if cols else 0
+    result = _all(n, inclusive)
+    compare = pc.greater if greater else pc.less
+    for col, value in reversed(list(zip(cols, bound, strict=False))):
+        s = _scalar(value, col)
+        result = pc.or_kleene(compare(col, s), pc.and_kleene(pc.equal(col, s), result))
+    return result
+
+
+def range_mask(ranges: Sequence[Range], table: pa.Table, keys: KeySpec, index_keys: Sequence[str]) -> pa.Array:
+    """A mask of the rows whose index-key values fall in any of ``ranges`` (exactly: NULL keys excluded)."""
+    cols = _Columns(table, keys)
+    n = table.num_rows
+    result = _all(n, False)
+    for r in ranges:
+        lower = [cols.typed(k) for k in index_keys[: len(r.lower)]]
+        upper = [cols.typed(k) for k in index_keys[: len(r.upper)]]
+        inside = pc.and_kleene(
+            _lexicographic(lower, r.lower, True, r.lower_inclusive) if r.lower else _all(n, True),
+            _lexicographic(upper, r.upper, False, r.upper_inclusive) if r.upper else _all(n, True),
+        )
+        result = pc.or_kleene(result, inside)
+    return _true(result)
+
+
+def plan_mask(plan: Plan, table: pa.Table, keys: KeySpec) -> pa.Array:
+    """The rows a plan selects: inside its ranges (when it uses an index) and matching its residual."""
+    residual = evaluate_arrow(plan.residual, table, keys)
+    if plan.index_name is None:
+        return residual
+    return pc.and_(range_mask(plan.ranges, table, keys, plan.index_keys), residual)

@@ -1,0 +1,282 @@
+"""The predicate IR, partition key types, and the rules that turn a partition value string into a typed value.
+
+The IR is a handful of frozen dataclasses. The same classes are used before and after binding: before
+binding, a column is the name as written and a value is a :class:`Literal` (text plus how it was written);
+after binding, a column is the partition key's own name and a value is a typed Python scalar (``str``,
+``int``, ``Decimal``, ``date`` or ``datetime``).
+
+>>> Compare("=", "year", 2017)
+Compare(op='=', column='year', value=2017)
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Literal as TypingLiteral
+
+from gluecat.errors import InvalidInputException
+
+LiteralKind = TypingLiteral["string", "number", "date", "timestamp"]
+
+
+@dataclass(frozen=True)
+class Literal:
+    """A constant as written in an expression: its text and whether it was quoted, a number, or typed."""
+
+    text: str
+    kind: LiteralKind = "string"
+
+
+Scalar = str | int | Decimal | date | datetime
+Value = Literal | Scalar
+
+CompareOp = TypingLiteral["=", "<>", "<", "<=", ">", ">="]
+COMPARE_OPS: tuple[CompareOp, ...] = ("=", "<>", "<", "<=", ">", ">=")
+
+# The operator that holds when the operands are swapped (2017 < year is year > 2017).
+FLIPPED: dict[CompareOp, CompareOp] = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+# The operator that holds when the comparison does not (for non-null operands).
+NEGATED: dict[CompareOp, CompareOp] = {"=": "<>", "<>": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+@dataclass(frozen=True)
+class Compare:
+    """``column op value``; the column is always on the left."""
+
+    op: CompareOp
+    column: str
+    value: Value
+
+
+@dataclass(frozen=True)
+class In:
+    """``column [NOT] IN (values...)``."""
+
+    column: str
+    values: tuple[Value, ...]
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Between:
+    """``column [NOT] BETWEEN low AND high`` (both ends inclusive)."""
+
+    column: str
+    low: Value
+    high: Value
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class Like:
+    """``column [NOT] LIKE pattern``: ``%`` any run, ``_`` one character, backslash escapes the next one."""
+
+    column: str
+    pattern: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class IsNull:
+    """``column IS [NOT] NULL``."""
+
+    column: str
+    negated: bool = False
+
+
+@dataclass(frozen=True)
+class And:
+    children: tuple[Predicate, ...]
+
+
+@dataclass(frozen=True)
+class Or:
+    children: tuple[Predicate, ...]
+
+
+@dataclass(frozen=True)
+class Not:
+    child: Predicate
+
+
+@dataclass(frozen=True)
+class TrueP:
+    """Matches every partition (a blank expression)."""
+
+
+@dataclass(frozen=True)
+class FalseP:
+    """Matches no partition."""
+
+
+Predicate = Compare | In | Between | Like | IsNull | And | Or | Not | TrueP | FalseP
+Leaf = Compare | In | Between | Like | IsNull
+
+
+@dataclass(frozen=True)
+class Index:
+    """A partition index: its name and the partition keys it concatenates, in order."""
+
+    name: str
+    keys: tuple[str, ...]
+
+    def __init__(self, name: str, keys: tuple[str, ...] | list[str]) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "keys", tuple(keys))
+
+
+@dataclass(frozen=True)
+class Range:
+    """Rows whose index-key prefix lies between two bounds, compared lexicographically.
+
+    ``lower`` is compared with the row's first ``len(lower)`` index keys, ``upper`` with its first
+    ``len(upper)``; an empty tuple is unbounded. ``("US", "Shoes", 2018)`` exclusive to ``("US", "Shoes")``
+    inclusive is "country = 'US' and category = 'Shoes' and year > 2018". A row with a NULL (or
+    uncastable) value in a bounded position is never inside.
+    """
+
+    lower: tuple[Scalar, ...]
+    lower_inclusive: bool
+    upper: tuple[Scalar, ...]
+    upper_inclusive: bool
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How to find the partitions of an expression.
+
+    ``index_name`` None: scan everything and evaluate ``residual``. Otherwise read the rows of ``index``
+    that fall in any of ``ranges`` (an empty tuple means none can match) and evaluate ``residual`` on them.
+    ``index_keys`` names the index's keys in order, ``eq_keys`` how many leading keys are bound by equality
+    and ``range_key`` the key bound by a range after them (if any), for explain and for scoring.
+    """
+
+    index_name: str | None
+    index_keys: tuple[str, ...]
+    ranges: tuple[Range, ...]
+    residual: Predicate
+    eq_keys: int = 0
+    range_key: str | None = None
+
+
+# --- partition key types -------------------------------------------------------------------------------
+
+KeyKind = TypingLiteral["string", "integer", "decimal", "date", "timestamp"]
+
+
+@dataclass(frozen=True)
+class KeyType:
+    """A partition key's Glue type reduced to how its values compare."""
+
+    glue_type: str
+    kind: KeyKind
+    precision: int = 0
+    scale: int = 0
+
+
+_STRING_TYPES = {"string", "char", "varchar"}
+_INTEGER_TYPES = {"int", "integer", "bigint", "long", "tinyint", "smallint"}
+# Glue documents no operators for these key types; their partition values are compared as the strings they
+# are stored as, which is what a STRING key (the crawler's default) would do.
+_STRING_COMPARED_TYPES = {"double", "float", "boolean"}
+_DECIMAL_RE = re.compile(r"decimal\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
+_SIZED_STRING_RE = re.compile(r"(char|varchar)\s*\(\s*\d+\s*\)")
+
+
+def key_type(glue_type: str) -> KeyType:
+    """Classify a Glue column type; raise InvalidInputException for a type partition filters do not support.
+
+    >>> key_type("decimal(10,2)")
+    KeyType(glue_type='decimal(10,2)', kind='decimal', precision=10, scale=2)
+    >>> key_type("varchar(10)").kind
+    'string'
+    """
+    t = glue_type.strip().lower()
+    if t in _STRING_TYPES or t in _STRING_COMPARED_TYPES or _SIZED_STRING_RE.fullmatch(t):
+        return KeyType(glue_type, "string")
+    if t in _INTEGER_TYPES:
+        return KeyType(glue_type, "integer")
+    if t == "date":
+        return KeyType(glue_type, "date")
+    if t == "timestamp":
+        return KeyType(glue_type, "timestamp")
+    m = _DECIMAL_RE.fullmatch(t)
+    if m:
+        # Hive's default for a bare DECIMAL is decimal(10,0).
+        precision = int(m.group(1)) if m.group(1) else 10
+        scale = int(m.group(2)) if m.group(2) else 0
+        if not 1 <= precision <= 38 or scale > precision:
+            raise InvalidInputException(f"Unsupported partition key type: {glue_type}")
+        return KeyType(glue_type, "decimal", precision, scale)
+    raise InvalidInputException(
+        f"Unsupported partition key type: {glue_type}; partition filters support string, char, varchar, "
+        "int, bigint, long, tinyint, smallint, decimal, date and timestamp keys"
+    )
+
+
+# --- partition values: the one definition of which strings are valid values of a key type ---------------
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+INTEGER_VALUE = re.compile(r"[+-]?[0-9]{1,19}")
+DATE_VALUE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+TIMESTAMP_VALUE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?")
+
+
+def decimal_value_pattern(kt: KeyType) -> str:
+    """The strings that are exact values of decimal(p,s): at most p-s integer and s fraction digits."""
+    int_digits = kt.precision - kt.scale
+    int_part = f"[0-9]{{1,{int_digits}}}" if int_digits > 0 else "0"
+    frac_part = f"(\\.[0-9]{{1,{kt.scale}}})?" if kt.scale > 0 else ""
+    return f"[+-]?{int_part}{frac_part}"
+
+
+def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
+    """The typed value of a stored partition value, or None when it is NULL or not a value of the type.
+
+    A value that is not valid for its key type behaves like NULL: no comparison matches it. The bulk
+    evaluator implements exactly these rules with Arrow kernels.
+
+    >>> partition_value("0042", key_type("int")), partition_value("foo", key_type("int"))
+    (42, None)
+    >>> partition_value("2020-02-30", key_type("date")) is None
+    True
+    """
+    if text is None:
+        return None
+    if kt.kind == "string":
+        return text
+    if kt.kind == "integer":
+        if not INTEGER_VALUE.fullmatch(text):
+            return None
+        n = int(text)
+        return n if INT64_MIN <= n <= INT64_MAX else None
+    if kt.kind == "decimal":
+        if not re.fullmatch(decimal_value_pattern(kt), text):
+            return None
+        return Decimal(text)
+    if kt.kind == "date":
+        if not DATE_VALUE.fullmatch(text) or text.startswith("0000"):
+            return None
+        try:
+            return datetime.strptime(text, "%Y-%m-%d").date()
+        except ValueError:
+            return None
+    if not TIMESTAMP_VALUE.fullmatch(text) or text.startswith("0000"):
+        return None
+    try:
+        whole = datetime.strptime(text[:19].replace("T", " "), "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        return None
+    fraction = text[20:]
+    return whole.replace(microsecond=int(fraction.ljust(6, "0"))) if fraction else whole
+
+
+def is_finite_decimal(text: str) -> bool:
+    try:
+        return Decimal(text).is_finite()
+    except InvalidOperation:
+        return False
