@@ -57,10 +57,15 @@ def _anchored(pattern: str) -> str:
 def _valid_and(text: pa.Array, pattern: str) -> pa.Array:
     valid = pc.match_substring_regex(text, _anchored(pattern))
     # Year 0000 is outside Glue's date range (0001 is its first year in practice) and outside Python's.
-    return pc.and_kleene(valid, pc.invert(pc.starts_with(text, "0000"))) if pattern in (
-        DATE_VALUE.pattern,
-        TIMESTAMP_VALUE.pattern,
-    ) else valid
+    return (
+        pc.and_kleene(valid, pc.invert(pc.starts_with(text, "0000")))
+        if pattern
+        in (
+            DATE_VALUE.pattern,
+            TIMESTAMP_VALUE.pattern,
+        )
+        else valid
+    )
 
 
 def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
@@ -76,7 +81,10 @@ def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
     if kt.kind == "integer":
         valid = _valid_and(text, INTEGER_VALUE.pattern)
         wide = pc.cast(pc.if_else(valid, text, "0"), pa.decimal128(20, 0))
-        lo, hi = pa.scalar(Decimal(INT64_MIN), pa.decimal128(20, 0)), pa.scalar(Decimal(INT64_MAX), pa.decimal128(20, 0))
+        lo, hi = (
+            pa.scalar(Decimal(INT64_MIN), pa.decimal128(20, 0)),
+            pa.scalar(Decimal(INT64_MAX), pa.decimal128(20, 0)),
+        )
         valid = pc.and_kleene(valid, pc.and_kleene(pc.greater_equal(wide, lo), pc.less_equal(wide, hi)))
         clamped = pc.if_else(valid, wide, pa.scalar(Decimal(0), pa.decimal128(20, 0)))
         return pc.if_else(valid, pc.cast(clamped, pa.int64()), pa.scalar(None, pa.int64()))
@@ -207,7 +215,9 @@ def evaluate_arrow(pred: Predicate, table: pa.Table, keys: KeySpec) -> pa.Array:
     return _true(result)
 
 
-def _lexicographic(cols: list[pa.Array], bound: tuple[Scalar, ...], greater: bool, inclusive: bool) -> pa.Array:
+def _lexicographic(
+    cols: list[pa.Array], bound: tuple[Scalar, ...], greater: bool, inclusive: bool
+) -> pa.Array:
     """Row prefix > bound (or <), or equal when inclusive, built from the last key backwards."""
     n = len(cols[0]) if cols else 0
     result = _all(n, inclusive)
@@ -218,7 +228,9 @@ def _lexicographic(cols: list[pa.Array], bound: tuple[Scalar, ...], greater: boo
     return result
 
 
-def range_mask(ranges: Sequence[Range], table: pa.Table, keys: KeySpec, index_keys: Sequence[str]) -> pa.Array:
+def range_mask(
+    ranges: Sequence[Range], table: pa.Table, keys: KeySpec, index_keys: Sequence[str]
+) -> pa.Array:
     """A mask of the rows whose index-key values fall in any of ``ranges`` (exactly: NULL keys excluded)."""
     cols = _Columns(table, keys)
     n = table.num_rows

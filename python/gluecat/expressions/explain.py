@@ -93,9 +93,13 @@ def range_text(r: Range, index_keys: tuple[str, ...], eq_keys: int) -> str:
     """A range as conditions: the equality prefix, then the bounds on the next key."""
     parts = [f"{k} = {value_text(v)}" for k, v in zip(index_keys, r.lower[:eq_keys], strict=False)]
     if len(r.lower) > eq_keys:
-        parts.append(f"{index_keys[eq_keys]} {'>=' if r.lower_inclusive else '>'} {value_text(r.lower[eq_keys])}")
+        parts.append(
+            f"{index_keys[eq_keys]} {'>=' if r.lower_inclusive else '>'} {value_text(r.lower[eq_keys])}"
+        )
     if len(r.upper) > eq_keys:
-        parts.append(f"{index_keys[eq_keys]} {'<=' if r.upper_inclusive else '<'} {value_text(r.upper[eq_keys])}")
+        parts.append(
+            f"{index_keys[eq_keys]} {'<=' if r.upper_inclusive else '<'} {value_text(r.upper[eq_keys])}"
+        )
     return " AND ".join(parts) if parts else "TRUE"
 
 

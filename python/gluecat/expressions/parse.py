@@ -13,6 +13,7 @@ TrueP()
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from itertools import pairwise
 from typing import Any, ClassVar
 
 import sqlglot
@@ -20,6 +21,7 @@ from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
 from sqlglot.tokens import Tokenizer as BaseTokenizer
+from sqlglot.tokens import TokenType
 
 from gluecat.errors import InvalidInputException
 from gluecat.expressions.types import (
@@ -92,7 +94,11 @@ class _Translator:
             span = (found, found + len(fragment) - 1)
         start, end = span
         # A parenthesised or function node's own tokens carry no position; widen to its brackets.
-        while end + 1 < len(self.text) and self.text[end + 1] == ")" and self.text.count("(", start, end + 1) > self.text.count(")", start, end + 1):
+        while (
+            end + 1 < len(self.text)
+            and self.text[end + 1] == ")"
+            and self.text.count("(", start, end + 1) > self.text.count(")", start, end + 1)
+        ):
             end += 1
         return InvalidInputException(
             f"Invalid Expression: {what} at position {start + 1}: {self.text[start : end + 1]!r}"
@@ -172,13 +178,15 @@ class _Translator:
             raise self.error("IN needs at least one value", node)
         return In(self.column(node.this, node), tuple(self.value(v) for v in items))
 
-    def like(
-        self, node: exp.Expr, column: exp.Expr, pattern: exp.Expr, escape: str, negated: bool
-    ) -> Like:
+    def like(self, node: exp.Expr, column: exp.Expr, pattern: exp.Expr, escape: str, negated: bool) -> Like:
         value = self.value(pattern)
         if not isinstance(value, Literal):  # pragma: no cover - value() only builds literals
             raise self.error("LIKE takes a string pattern", pattern)
-        return Like(self.column(column, node), _to_backslash_escapes(value.text, escape, lambda m: self.error(m, pattern)), negated)
+        return Like(
+            self.column(column, node),
+            _to_backslash_escapes(value.text, escape, lambda m: self.error(m, pattern)),
+            negated,
+        )
 
     # -- operands --------------------------------------------------------------------------------------
 
@@ -292,6 +300,23 @@ def _offset(text: str, line: int, col: int) -> int:
     return sum(len(s) + 1 for s in lines[: line - 1]) + col - 1
 
 
+def _join_spaced_not_equal(text: str) -> str:
+    """Glue's operator table writes not-equal as ``< >``; read it as ``<>`` (same length, same positions)."""
+    try:
+        tokens = GlueExpressionDialect().tokenize(text)
+    except TokenError:
+        return text  # parse_one reports it
+    out = text
+    for a, b in pairwise(tokens):
+        if (
+            a.token_type == TokenType.LT
+            and b.token_type == TokenType.GT
+            and not text[a.end + 1 : b.start].strip()
+        ):
+            out = out[: a.start] + "<>" + " " * (b.end - a.start - 1) + out[b.end + 1 :]
+    return out
+
+
 def parse(expression: str | None) -> Predicate:
     """Parse a GetPartitions Expression. A blank expression matches everything.
 
@@ -306,7 +331,7 @@ Invalid Expression: functions are not supported at position 1: 'f(year)'
     if expression is None or not expression.strip():
         return TrueP()
     try:
-        tree = sqlglot.parse_one(expression, read=GlueExpressionDialect)
+        tree = sqlglot.parse_one(_join_spaced_not_equal(expression), read=GlueExpressionDialect)
     except ParseError as e:
         err = e.errors[0] if e.errors else {}
         line, col = err.get("line"), err.get("col")
@@ -321,9 +346,10 @@ Invalid Expression: functions are not supported at position 1: 'f(year)'
         if line is None or col is None:
             raise InvalidInputException(f"Invalid Expression: {description}") from e
         start = max(_offset(expression, int(line), int(col)) - len(highlight) + 1, 0)
-        raise InvalidInputException(
-            f"Invalid Expression: {description} at position {start + 1} (line {line}, column {start + 1 - _offset(expression, int(line), 1)}): {highlight!r}"
-        ) from e
+        where = f"position {start + 1}"
+        if "\n" in expression:
+            where += f" (line {line}, column {start + 1 - _offset(expression, int(line), 1)})"
+        raise InvalidInputException(f"Invalid Expression: {description} at {where}: {highlight!r}") from e
     except TokenError as e:
         pos = _unterminated_quote(expression)
         if pos is not None:
@@ -398,7 +424,11 @@ def _spark_filter(f: Mapping[str, Any]) -> Predicate:
             if not isinstance(value, str):
                 raise InvalidInputException(f"Invalid Spark filter: {op} needs a string value")
             body = _like_escape(value)
-            pattern = {"StringStartsWith": f"{body}%", "StringEndsWith": f"%{body}", "StringContains": f"%{body}%"}[op]
+            pattern = {
+                "StringStartsWith": f"{body}%",
+                "StringEndsWith": f"%{body}",
+                "StringContains": f"%{body}%",
+            }[op]
             return Like(column, pattern)
     except KeyError as e:
         raise InvalidInputException(f"Invalid Spark filter: {op} is missing {e.args[0]!r}") from e

@@ -116,7 +116,9 @@ def evaluate_row(pred: Predicate, values: Mapping[str, str | None], keys: KeySpe
     return evaluate3(pred, values, keys) is True
 
 
-def row_in_range(r: Range, values: Mapping[str, str | None], keys: KeySpec, index_keys: Sequence[str]) -> bool:
+def row_in_range(
+    r: Range, values: Mapping[str, str | None], keys: KeySpec, index_keys: Sequence[str]
+) -> bool:
     """Whether a partition's index-key prefix lies in ``r`` (Python tuple comparison is lexicographic)."""
     typed = [_typed(values, keys, k) for k in index_keys]
     lower, upper = typed[: len(r.lower)], typed[: len(r.upper)]
