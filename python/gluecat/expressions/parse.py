@@ -24,6 +24,7 @@ from sqlglot.tokens import Tokenizer as BaseTokenizer
 from sqlglot.tokens import TokenType
 
 from gluecat.errors import InvalidInputException
+from gluecat.expressions.normalize import conjunction
 from gluecat.expressions.types import (
     FLIPPED,
     And,
@@ -375,6 +376,18 @@ _SPARK_COMPARISONS: dict[str, CompareOp] = {
 }
 
 
+_SPARK_LEAVES = {
+    *_SPARK_COMPARISONS,
+    "EqualNullSafe",
+    "In",
+    "IsNull",
+    "IsNotNull",
+    "StringStartsWith",
+    "StringEndsWith",
+    "StringContains",
+}
+
+
 def _spark_value(v: object, op: str) -> Literal:
     if isinstance(v, bool):
         return Literal("true" if v else "false")
@@ -399,6 +412,10 @@ def _spark_filter(f: Mapping[str, Any]) -> Predicate:
             return And(_flatten(And, children)) if op == "And" else Or(_flatten(Or, children))
         if op == "Not":
             return Not(_spark_filter(f["child"]))
+        if op in ("AlwaysTrue", "AlwaysFalse"):
+            return TrueP() if op == "AlwaysTrue" else FalseP()
+        if op not in _SPARK_LEAVES:
+            raise InvalidInputException(f"Invalid Spark filter: unsupported filter {op!r}")
         column = f["attribute"]
         if not isinstance(column, str):
             raise InvalidInputException(f"Invalid Spark filter: {op} attribute must be a string")
@@ -441,9 +458,4 @@ def parse_spark_filters(filters: Sequence[Mapping[str, Any]]) -> Predicate:
     >>> parse_spark_filters([{"op": "StringStartsWith", "attribute": "k", "value": "a_b"}])
     Like(column='k', pattern='a\\\\_b%', negated=False)
     """
-    preds = [_spark_filter(f) for f in filters]
-    if not preds:
-        return TrueP()
-    if len(preds) == 1:
-        return preds[0]
-    return And(_flatten(And, preds))
+    return conjunction([_spark_filter(f) for f in filters])
