@@ -1,0 +1,169 @@
+"""Property tests: random keys, partitions and expressions; the bulk evaluator, the planner and the text
+round trip must agree with the row-at-a-time reference evaluator. Hypothesis prints the failing example
+and the blob to reproduce it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gluecat.expressions import (
+    And,
+    Between,
+    Compare,
+    In,
+    Index,
+    IsNull,
+    Like,
+    Literal,
+    Not,
+    Or,
+    Predicate,
+    bind,
+    evaluate_arrow,
+    evaluate_row,
+    key_type,
+    normalize,
+    parse,
+    partition_value,
+    plan,
+    plan_mask,
+    predicate_text,
+    range_mask,
+    row_in_range,
+)
+from gluecat.expressions.normalize import flatten
+
+# Stored values per key type, valid and not (NULL, wrong format, out of range, impossible dates).
+VALUES: dict[str, list[str | None]] = {
+    "string": ["", "a", "ab", "b", "a_b", "a%", "10", "9", None],
+    "int": ["-1", "0", "1", "2", "10", "007", "x", "", "99999999999999999999", None],
+    "bigint": ["-9223372036854775808", "9223372036854775807", "0", "5", "+5", None],
+    "decimal(4,1)": ["0.5", "1", "1.0", "-2.5", "12.3", "123.4", "1.25", "x", None],
+    "date": ["2024-01-01", "2024-02-29", "2023-02-29", "2024-1-01", "2023-12-31", "x", None],
+    "timestamp": [
+        "2024-01-01 00:00:00",
+        "2024-01-01T00:00:00.5",
+        "2024-01-01 00:00:00.25",
+        "2023-12-31 23:59:59",
+        "2024-02-30 00:00:00",
+        "x",
+        None,
+    ],
+}
+# Literals each key type accepts, as written in an expression.
+LITERALS: dict[str, list[Literal]] = {
+    "string": [Literal(s) for s in ("a", "ab", "b", "a_b", "10", "9", "")] + [Literal("9", "number")],
+    "int": [Literal(str(n), "number") for n in range(-1, 12)] + [Literal("2"), Literal("-1")],
+    "bigint": [Literal("5", "number"), Literal("-9223372036854775808", "number"), Literal("0")],
+    "decimal(4,1)": [Literal(s, "number") for s in ("0.5", "1", "-2.5", "12.3", "1.25", "0")],
+    "date": [
+        Literal("2024-01-01"),
+        Literal("2023-12-31", "date"),
+        Literal("2024-2-1"),
+        Literal("2024-02-29"),
+    ],
+    "timestamp": [
+        Literal("2024-01-01"),
+        Literal("2024-01-01 00:00:00.5", "timestamp"),
+        Literal("2023-12-31 23:59:59"),
+    ],
+}
+PATTERNS = ["%", "a%", "_", "%b", "a\\_b", "1%", "%0%", "2024-%", "%.5"]
+
+
+def leaf(name: str, glue_type: str) -> st.SearchStrategy[Predicate]:
+    lit = st.sampled_from(LITERALS[glue_type])
+    ops = st.sampled_from(["=", "<>", "<", "<=", ">", ">="])
+    return st.one_of(
+        st.builds(Compare, ops, st.just(name), lit),
+        st.builds(In, st.just(name), st.lists(lit, min_size=1, max_size=3).map(tuple), st.booleans()),
+        st.builds(Between, st.just(name), lit, lit, st.booleans()),
+        st.builds(Like, st.just(name), st.sampled_from(PATTERNS), st.booleans()),
+        st.builds(IsNull, st.just(name), st.booleans()),
+    )
+
+
+def predicates(keys: list[tuple[str, str]]) -> st.SearchStrategy[Predicate]:
+    leaves = st.sampled_from(keys).flatmap(lambda k: leaf(*k))
+
+    def extend(children: st.SearchStrategy[Predicate]) -> st.SearchStrategy[Predicate]:
+        groups = st.lists(children, min_size=2, max_size=3).map(tuple)
+        return st.one_of(groups.map(And), groups.map(Or), children.map(Not))
+
+    return st.recursive(leaves, extend, max_leaves=6)
+
+
+@st.composite
+def scenarios(draw: Callable[[st.SearchStrategy[Any]], Any]) -> tuple[Any, ...]:
+    types = draw(st.lists(st.sampled_from(sorted(VALUES)), min_size=1, max_size=3))
+    keys = [(f"k{i}", t) for i, t in enumerate(types)]
+    rows = draw(st.lists(st.tuples(*(st.sampled_from(VALUES[t]) for t in types)), max_size=25))
+    pred = draw(predicates(keys))
+    names = [k for k, _ in keys]
+    index = st.permutations(names).flatmap(lambda p: st.integers(1, len(p)).map(lambda n: p[:n]))
+    indexes = [Index(f"i{n}", ks) for n, ks in enumerate(draw(st.lists(index, max_size=3)))]
+    return keys, rows, pred, indexes
+
+
+def _sort_key(v: object) -> tuple[Any, ...]:
+    return (1,) if v is None else (0, v)
+
+
+def check_sorted_lookup(
+    p: Any, keys: list[tuple[str, str]], rows: list[dict[str, str | None]], expected: list[bool]
+) -> None:
+    """What the store does: keep rows sorted by the index keys (typed, NULL/invalid last), find each range's
+    slice by binary search, then keep the slice's rows inside the range that pass the residual."""
+    types = dict(keys)
+    typed = [[partition_value(r[k], key_type(types[k])) for k in p.index_keys] for r in rows]
+    order = sorted(range(len(rows)), key=lambda i: [_sort_key(v) for v in typed[i]])
+    sorted_rows = [rows[i] for i in order]
+    table = pa.table({k: pa.array([r[k] for r in sorted_rows], pa.string()) for k, _ in keys})
+    in_ranges = range_mask(p.ranges, table, keys, p.index_keys).to_pylist()
+    residual = evaluate_arrow(p.residual, table, keys).to_pylist()
+    found = [False] * len(rows)
+    for r in p.ranges:
+        low_key = [(0, v) for v in r.lower]
+        high_key = [(0, v) for v in r.upper]
+        before, after = [], []
+        for i in order:
+            lo = [_sort_key(v) for v in typed[i][: len(r.lower)]]
+            hi = [_sort_key(v) for v in typed[i][: len(r.upper)]]
+            before.append(lo < low_key or (lo == low_key and not r.lower_inclusive))
+            after.append(hi > high_key or (hi == high_key and not r.upper_inclusive))
+        # Monotone flags are what make a binary search find the slice.
+        assert before == sorted(before, reverse=True) and after == sorted(after)
+        start, stop = before.count(True), len(after) - after.count(True)
+        for pos in range(start, stop):
+            if in_ranges[pos] and residual[pos]:
+                found[order[pos]] = True
+    for pos, i in enumerate(order):
+        assert in_ranges[pos] == any(row_in_range(r, rows[i], keys, p.index_keys) for r in p.ranges)
+    assert found == expected
+
+
+@settings(max_examples=150, deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_bulk_planned_and_reference_evaluation_agree(scenario: tuple[Any, ...]) -> None:
+    keys, tuples, pred, indexes = scenario
+    rows = [dict(zip([k for k, _ in keys], t, strict=True)) for t in tuples]
+    text = predicate_text(pred)
+    parsed = parse(text)
+    assert flatten(parsed) == flatten(pred), text
+
+    bound = bind(parsed, keys)
+    table = pa.table({k: pa.array([r[k] for r in rows], pa.string()) for k, _ in keys})
+    expected = [evaluate_row(bound, r, keys) for r in rows]
+    assert evaluate_arrow(bound, table, keys).to_pylist() == expected, text
+    assert evaluate_arrow(normalize(bound), table, keys).to_pylist() == expected, text
+
+    for candidate in (bound, normalize(bound)):
+        p = plan(candidate, indexes)
+        assert plan_mask(p, table, keys).to_pylist() == expected, (text, p)
+        if p.index_name is not None:
+            check_sorted_lookup(p, keys, rows, expected)
