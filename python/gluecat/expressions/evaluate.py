@@ -68,6 +68,10 @@ def _valid_and(text: pa.Array, pattern: str) -> pa.Array:
     )
 
 
+def _digits(text: pa.Array, start: int, stop: int) -> pa.Array:
+    return pc.cast(pc.utf8_slice_codeunits(text, start, stop), pa.int64())
+
+
 def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
     """Cast stored partition values (strings) to a key's type; invalid values become NULL.
 
@@ -97,14 +101,18 @@ def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
         valid = _valid_and(text, DATE_VALUE.pattern)
         safe = pc.if_else(valid, text, "1970-01-01")
         ts = pc.strptime(safe, format="%Y-%m-%d", unit="s", error_is_null=True)
-        # strptime rolls 2023-02-30 over to March; a value is valid only if it formats back unchanged.
-        valid = pc.and_kleene(valid, pc.equal(pc.strftime(ts, format="%Y-%m-%d"), safe))
+        # strptime rolls 2023-02-30 over to 2023-03-02 (other bad fields give NULL): the day must survive.
+        valid = pc.and_kleene(valid, pc.equal(pc.day(ts), _digits(safe, 8, 10)))
         return pc.if_else(valid, pc.cast(ts, pa.date32()), pa.scalar(None, pa.date32()))
     valid = _valid_and(text, TIMESTAMP_VALUE.pattern)
     safe = pc.if_else(valid, text, "1970-01-01 00:00:00")
     head = pc.replace_substring(pc.utf8_slice_codeunits(safe, 0, 19), "T", " ")
     seconds = pc.strptime(head, format="%Y-%m-%d %H:%M:%S", unit="s", error_is_null=True)
-    valid = pc.and_kleene(valid, pc.equal(pc.strftime(seconds, format="%Y-%m-%d %H:%M:%S"), head))
+    # As for dates, plus second 60, which strptime rolls over into the next minute.
+    survived = pc.and_kleene(
+        pc.equal(pc.day(seconds), _digits(head, 8, 10)), pc.equal(pc.second(seconds), _digits(head, 17, 19))
+    )
+    valid = pc.and_kleene(valid, survived)
     fraction = pc.utf8_rpad(pc.utf8_slice_codeunits(safe, 20, 26), width=6, padding="0")
     micros = pc.cast(pc.cast(fraction, pa.int64()), pa.duration("us"))
     ts = pc.add(pc.cast(seconds, pa.timestamp("us")), micros)
