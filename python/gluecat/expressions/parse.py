@@ -24,7 +24,7 @@ from sqlglot.tokens import Tokenizer as BaseTokenizer
 from sqlglot.tokens import TokenType
 
 from gluecat.errors import InvalidInputException
-from gluecat.expressions.normalize import conjunction
+from gluecat.expressions.normalize import conjunction, flatten
 from gluecat.expressions.types import (
     FLIPPED,
     And,
@@ -402,16 +402,23 @@ def _like_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _spark_filter(f: Mapping[str, Any]) -> Predicate:
+def _spark_filter(f: Mapping[str, Any], positive: bool = True) -> Predicate:
+    """One filter; ``positive`` is False under an odd number of NOTs.
+
+    A comparison with a NULL value is unknown, and IN with a NULL among its values is unknown when it is not
+    true. The IR has no unknown constant, so such a part becomes the constant that gives the same matches
+    where it stands: FALSE (or the IN without its NULLs) under even NOTs, TRUE under odd ones, since a
+    predicate that is true with an unknown part stays true whichever way the unknown is decided.
+    """
     if not isinstance(f, Mapping) or "op" not in f:
         raise InvalidInputException(f"Invalid Spark filter: expected an object with an 'op', got {f!r}")
     op = f["op"]
     try:
         if op in ("And", "Or"):
-            children = (_spark_filter(f["left"]), _spark_filter(f["right"]))
+            children = (_spark_filter(f["left"], positive), _spark_filter(f["right"], positive))
             return And(_flatten(And, children)) if op == "And" else Or(_flatten(Or, children))
         if op == "Not":
-            return Not(_spark_filter(f["child"]))
+            return Not(_spark_filter(f["child"], not positive))
         if op in ("AlwaysTrue", "AlwaysFalse"):
             return TrueP() if op == "AlwaysTrue" else FalseP()
         if op not in _SPARK_LEAVES:
@@ -421,7 +428,7 @@ def _spark_filter(f: Mapping[str, Any]) -> Predicate:
             raise InvalidInputException(f"Invalid Spark filter: {op} attribute must be a string")
         if op in _SPARK_COMPARISONS:
             if f["value"] is None:
-                return FalseP()  # x = NULL is never true in SQL
+                return FalseP() if positive else TrueP()
             return Compare(_SPARK_COMPARISONS[op], column, _spark_value(f["value"], op))
         if op == "EqualNullSafe":
             if f["value"] is None:
@@ -429,6 +436,8 @@ def _spark_filter(f: Mapping[str, Any]) -> Predicate:
             return Compare("=", column, _spark_value(f["value"], op))
         if op == "In":
             values = [v for v in f["values"] if v is not None]
+            if len(values) < len(f["values"]) and not positive:
+                return TrueP()
             if not values:
                 return FalseP()
             return In(column, tuple(_spark_value(v, op) for v in values))
@@ -458,4 +467,4 @@ def parse_spark_filters(filters: Sequence[Mapping[str, Any]]) -> Predicate:
     >>> parse_spark_filters([{"op": "StringStartsWith", "attribute": "k", "value": "a_b"}])
     Like(column='k', pattern='a\\\\_b%', negated=False)
     """
-    return conjunction([_spark_filter(f) for f in filters])
+    return flatten(conjunction([_spark_filter(f) for f in filters]))
