@@ -90,13 +90,19 @@ def literal_value(lit: Literal, kt: KeyType, column: str) -> Scalar:
     if kt.kind == "decimal":
         if lit.kind in ("date", "timestamp") or not is_finite_decimal(text.strip()):
             raise bad("not a decimal number")
-        return Decimal(text.strip())
+        number = Decimal(text.strip())
+        if int(number.as_tuple().exponent) > 0:
+            number = Decimal(int(number))  # 1E+2 is 100: no negative scales downstream
+        _, digits, exponent = number.as_tuple()
+        if len(digits) > 38 or -int(exponent) > 38:
+            raise bad("more than the 38 digits of a decimal")
+        return number
     if kt.kind == "date":
         if lit.kind in ("number", "timestamp"):
             raise bad("not a date (yyyy-MM-dd)")
         return _date(text.strip(), bad)
     if lit.kind == "number":
-        raise bad("not a timestamp (yyyy-MM-dd HH:mm:ss[.fffffffff])")
+        raise bad("not a timestamp (yyyy-MM-dd HH:mm:ss[.ffffff])")
     return _timestamp(text.strip(), bad)
 
 

@@ -119,15 +119,24 @@ def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
     return pc.if_else(valid, ts, pa.scalar(None, pa.timestamp("us")))
 
 
-def _scalar(value: Scalar, column: pa.Array) -> pa.Scalar:
+def _operands(column: pa.Array, value: Scalar) -> tuple[pa.Array, pa.Scalar]:
+    """The column and the literal as Arrow can compare them."""
     if isinstance(value, Decimal):
-        # Let Arrow widen: a literal may have more fraction digits than the key's scale.
-        return pa.scalar(value)
+        # A literal may have more digits than the key's decimal(p,s); compare in a type that holds both,
+        # and beyond decimal128's 38 digits in decimal256 (bind keeps literals within 38 digits).
+        t = column.type
+        sign, digits, exponent = value.as_tuple()
+        scale = max(t.scale, -int(exponent), 0)
+        precision = max(t.precision - t.scale, len(digits) + int(exponent), 1) + scale
+        if precision <= 38:
+            return column, pa.scalar(value, pa.decimal128(precision, scale))
+        wide = pa.decimal256(precision, scale)
+        return pc.cast(column, wide), pa.scalar(value, wide)
     if isinstance(value, datetime):
-        return pa.scalar(value, pa.timestamp("us"))
+        return column, pa.scalar(value, pa.timestamp("us"))
     if isinstance(value, date):
-        return pa.scalar(value, pa.date32())
-    return pa.scalar(value, column.type)
+        return column, pa.scalar(value, pa.date32())
+    return column, pa.scalar(value, column.type)
 
 
 _COMPARE = {
@@ -176,11 +185,11 @@ def _all(n: int, value: bool) -> pa.Array:
 def _eval(p: Predicate, cols: _Columns, n: int) -> pa.Array:
     if isinstance(p, Compare):
         col = cols.typed(p.column)
-        return _COMPARE[p.op](col, _scalar(p.value, col))  # type: ignore[arg-type]
+        return _COMPARE[p.op](*_operands(col, p.value))  # type: ignore[arg-type]
     if isinstance(p, In):
         col = cols.typed(p.column)
         if pa.types.is_decimal(col.type):
-            hits = [pc.equal(col, _scalar(v, col)) for v in p.values]  # type: ignore[arg-type]
+            hits = [pc.equal(*_operands(col, v)) for v in p.values]  # type: ignore[arg-type]
             result = hits[0]
             for h in hits[1:]:
                 result = pc.or_kleene(result, h)
@@ -191,8 +200,10 @@ def _eval(p: Predicate, cols: _Columns, n: int) -> pa.Array:
         return pc.invert(result) if p.negated else result
     if isinstance(p, Between):
         col = cols.typed(p.column)
-        low, high = _scalar(p.low, col), _scalar(p.high, col)  # type: ignore[arg-type]
-        result = pc.and_kleene(pc.greater_equal(col, low), pc.less_equal(col, high))
+        result = pc.and_kleene(
+            pc.greater_equal(*_operands(col, p.low)),  # type: ignore[arg-type]
+            pc.less_equal(*_operands(col, p.high)),  # type: ignore[arg-type]
+        )
         return pc.invert(result) if p.negated else result
     if isinstance(p, Like):
         result = pc.match_like(cols.raw(p.column), p.pattern)
@@ -231,8 +242,8 @@ def _lexicographic(
     result = _all(n, inclusive)
     compare = pc.greater if greater else pc.less
     for col, value in reversed(list(zip(cols, bound, strict=False))):
-        s = _scalar(value, col)
-        result = pc.or_kleene(compare(col, s), pc.and_kleene(pc.equal(col, s), result))
+        c, s = _operands(col, value)
+        result = pc.or_kleene(compare(c, s), pc.and_kleene(pc.equal(c, s), result))
     return result
 
 
