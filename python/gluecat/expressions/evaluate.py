@@ -125,7 +125,7 @@ def _operands(column: pa.Array, value: Scalar) -> tuple[pa.Array, pa.Scalar]:
         # A literal may have more digits than the key's decimal(p,s); compare in a type that holds both,
         # and beyond decimal128's 38 digits in decimal256 (bind keeps literals within 38 digits).
         t = column.type
-        sign, digits, exponent = value.as_tuple()
+        _, digits, exponent = value.as_tuple()
         scale = max(t.scale, -int(exponent), 0)
         precision = max(t.precision - t.scale, len(digits) + int(exponent), 1) + scale
         if precision <= 38:
