@@ -6,19 +6,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from gluecat.errors import InvalidInputException
 from gluecat.expressions import (
     Index,
+    Plan,
     bind,
     evaluate_arrow,
     evaluate_row,
     explain,
+    index_sort_indices,
     parse,
     plan,
     plan_mask,
     predicate_text,
+    range_mask,
+    range_slice,
 )
 
 CASES = Path(__file__).with_name("cases.txt")
@@ -89,6 +94,21 @@ def _matching(table: Table, mask: pa.Array) -> list[str]:
     return [name for name, hit in zip(table.rows, mask.to_pylist(), strict=True) if hit]
 
 
+def _sorted_lookup(table: Table, p: Plan) -> list[str]:
+    """The store's way: partitions sorted by the index keys, each range's slice, then the exact filters."""
+    names = list(table.rows)
+    order = index_sort_indices(table.arrow(), table.keys, p.index_keys)
+    data = table.arrow().take(order)
+    keep = pc.and_(
+        range_mask(p.ranges, data, table.keys, p.index_keys), evaluate_arrow(p.residual, data, table.keys)
+    ).to_pylist()
+    found = []
+    for r in p.ranges:
+        start, stop = range_slice(r, data, table.keys, p.index_keys)
+        found += [names[order[pos].as_py()] for pos in range(start, stop) if keep[pos]]
+    return found
+
+
 @pytest.mark.parametrize(
     "case", ALL_CASES, ids=[f"L{c.line}:{c.table.name}:{c.expression.strip()}" for c in ALL_CASES]
 )
@@ -109,6 +129,8 @@ def test_case(case: Case) -> None:
     planned = _matching(table, plan_mask(p, data, table.keys))
     assert full == reference, "bulk evaluation disagrees with the reference evaluator"
     assert planned == full, "index ranges + residual disagree with full evaluation"
+    if p.index_name is not None:
+        assert sorted(_sorted_lookup(table, p)) == sorted(full), "lookup on index-sorted partitions disagrees"
 
     for expectation in case.expectations:
         kind, _, rest = expectation.partition(" ")

@@ -26,6 +26,7 @@ from gluecat.expressions import (
     bind,
     evaluate_arrow,
     evaluate_row,
+    index_sort_indices,
     key_type,
     normalize,
     parse,
@@ -34,6 +35,7 @@ from gluecat.expressions import (
     plan_mask,
     predicate_text,
     range_mask,
+    range_slice,
     row_in_range,
 )
 from gluecat.expressions.normalize import flatten
@@ -121,25 +123,30 @@ def check_sorted_lookup(
     """What the store does: keep rows sorted by the index keys (typed, NULL/invalid last), find each range's
     slice by binary search, then keep the slice's rows inside the range that pass the residual."""
     types = dict(keys)
-    typed = [[partition_value(r[k], key_type(types[k])) for k in p.index_keys] for r in rows]
-    order = sorted(range(len(rows)), key=lambda i: [_sort_key(v) for v in typed[i]])
-    sorted_rows = [rows[i] for i in order]
-    table = pa.table({k: pa.array([r[k] for r in sorted_rows], pa.string()) for k, _ in keys})
-    in_ranges = range_mask(p.ranges, table, keys, p.index_keys).to_pylist()
-    residual = evaluate_arrow(p.residual, table, keys).to_pylist()
+    table = pa.table({k: pa.array([r[k] for r in rows], pa.string()) for k, _ in keys})
+    order = [int(i) for i in index_sort_indices(table, keys, p.index_keys).to_pylist() if i is not None]
+    typed = [[partition_value(rows[i][k], key_type(types[k])) for k in p.index_keys] for i in order]
+    sort_keys = [[_sort_key(v) for v in t] for t in typed]
+    assert sort_keys == sorted(sort_keys)
+    sorted_table = table.take(pa.array(order, pa.int64()))
+    in_ranges = range_mask(p.ranges, sorted_table, keys, p.index_keys).to_pylist()
+    residual = evaluate_arrow(p.residual, sorted_table, keys).to_pylist()
     found = [False] * len(rows)
     for r in p.ranges:
         low_key = [(0, v) for v in r.lower]
         high_key = [(0, v) for v in r.upper]
-        before, after = [], []
-        for i in order:
-            lo = [_sort_key(v) for v in typed[i][: len(r.lower)]]
-            hi = [_sort_key(v) for v in typed[i][: len(r.upper)]]
-            before.append(lo < low_key or (lo == low_key and not r.lower_inclusive))
-            after.append(hi > high_key or (hi == high_key and not r.upper_inclusive))
+        before = [
+            lo < low_key or (lo == low_key and not r.lower_inclusive)
+            for lo in (k[: len(r.lower)] for k in sort_keys)
+        ]
+        after = [
+            hi > high_key or (hi == high_key and not r.upper_inclusive)
+            for hi in (k[: len(r.upper)] for k in sort_keys)
+        ]
         # Monotone flags are what make a binary search find the slice.
         assert before == sorted(before, reverse=True) and after == sorted(after)
-        start, stop = before.count(True), len(after) - after.count(True)
+        start, stop = before.count(True), max(before.count(True), len(after) - after.count(True))
+        assert range_slice(r, sorted_table, keys, p.index_keys) == (start, stop)
         for pos in range(start, stop):
             if in_ranges[pos] and residual[pos]:
                 found[order[pos]] = True

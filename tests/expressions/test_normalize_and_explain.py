@@ -98,7 +98,7 @@ def test_explain_renders_dates_and_full_scans() -> None:
     )
 
 
-MODULES = ["types", "parse", "bind", "normalize", "plan", "evaluate", "reference", "explain"]
+MODULES = ["types", "parse", "bind", "normalize", "plan", "evaluate", "lookup", "reference", "explain"]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -6,6 +6,7 @@ The pipeline is a chain of small pure functions::
     bound = bind(pred, [("country", "string"), ("year", "int")])
     p     = plan(bound, [Index("by_country_year", ["country", "year"])])   # ACTIVE indexes only
     mask  = plan_mask(p, table, keys)     # or range_mask(...) & evaluate_arrow(p.residual, ...)
+    # partitions kept sorted by index_sort_indices(): range_slice() finds each range's rows
     explain(p)                            # dict; explain_text(p) for people
 
 ``normalize`` pushes NOT down and expands BETWEEN; ``plan`` calls it for the residual itself, and should be
@@ -15,6 +16,7 @@ given the bound predicate before normalization so that NOT parts are never used 
 from gluecat.expressions.bind import bind, literal_value
 from gluecat.expressions.evaluate import evaluate_arrow, plan_mask, range_mask, typed_column
 from gluecat.expressions.explain import explain, explain_text, predicate_text
+from gluecat.expressions.lookup import index_sort_indices, range_slice, typed_index_columns
 from gluecat.expressions.normalize import conjuncts, normalize
 from gluecat.expressions.parse import parse, parse_spark_filters
 from gluecat.expressions.plan import plan
@@ -63,6 +65,7 @@ __all__ = [
     "evaluate_row",
     "explain",
     "explain_text",
+    "index_sort_indices",
     "key_type",
     "literal_value",
     "normalize",
@@ -73,6 +76,8 @@ __all__ = [
     "plan_mask",
     "predicate_text",
     "range_mask",
+    "range_slice",
     "row_in_range",
     "typed_column",
+    "typed_index_columns",
 ]
