@@ -61,6 +61,39 @@ def _cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_partitions_list(args: argparse.Namespace) -> int:
+    cat = _catalog(args)
+    kwargs: dict[str, Any] = {
+        "DatabaseName": args.database,
+        "TableName": args.table,
+        "Expression": args.expression,
+    }
+    while True:
+        page = cat.get_partitions(**kwargs)
+        for p in page["Partitions"]:
+            print("\t".join(p["Values"]) + "\t" + (p.get("StorageDescriptor") or {}).get("Location", ""))
+        if not page.get("NextToken"):
+            return 0
+        kwargs["NextToken"] = page["NextToken"]
+
+
+def _cmd_partitions_explain(args: argparse.Namespace) -> int:
+    plan = _catalog(args).explain_partitions(
+        DatabaseName=args.database, TableName=args.table, Expression=args.expression
+    )
+    if plan["Index"] is None:
+        print("index: none (every partition is read, then filtered)")
+    else:
+        print(
+            f"index: {plan['Index']} on ({', '.join(plan['IndexKeys'])}), keys used: {', '.join(plan['KeysUsed'])}"
+        )
+        for r in plan["Ranges"]:
+            print(f"  scans: {r['Text']}")
+    print(f"residual filter: {plan['Residual']}")
+    print(f"matching partitions: {plan['MatchingPartitions']}")
+    return 0
+
+
 def _cmd_info(args: argparse.Namespace) -> int:
     from gluecat.store.maintenance import describe
     from gluecat.store.store import Store
@@ -76,13 +109,10 @@ def _cmd_compact(args: argparse.Namespace) -> int:
 
     store = Store(args.warehouse)
     if args.apply:
-        try:
-            from gluecat.catalog.partitions import compact_all  # type: ignore[import-not-found,unused-ignore]
+        from gluecat.catalog.compaction import compact_all
 
-            merged = compact_all(store)
-            print(f"merged partition segments of {merged} table(s)")
-        except ImportError:
-            pass
+        merged = compact_all(store)
+        print(f"merged the partition segments of {merged} table(s) into one sorted file each")
         version = store.checkpoint()
         print(f"checkpoint written at version {version}")
     report = expire(store, retain=timedelta(hours=args.retain_hours), dry_run=not args.apply)
@@ -119,6 +149,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("database")
     p.add_argument("name")
     p.set_defaults(func=_cmd_table)
+    parts = sub.add_parser("partitions", help="list partitions, or explain how an expression is planned")
+    psub = parts.add_subparsers(dest="partitions_command", required=True)
+    for name, func, helptext in (
+        ("list", _cmd_partitions_list, "list the partitions matching an expression"),
+        (
+            "explain",
+            _cmd_partitions_explain,
+            "which partition index an expression uses, and what is filtered after",
+        ),
+    ):
+        p = with_warehouse(psub.add_parser(name, help=helptext))
+        p.add_argument("database")
+        p.add_argument("table")
+        p.add_argument("expression", nargs="?", default="", help="a GetPartitions Expression")
+        p.set_defaults(func=func)
     p = with_warehouse(sub.add_parser("info", help="the warehouse's version, checkpoints and file counts"))
     p.set_defaults(func=_cmd_info)
     p = with_warehouse(sub.add_parser("compact", help="checkpoint, merge small files, expire old history"))

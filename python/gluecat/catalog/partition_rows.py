@@ -152,6 +152,20 @@ class TableView:
     def segments(self) -> tuple[str, ...]:
         return self.base_segments + self.delta_segments
 
+    def renamed(self, segments: tuple[str, ...]) -> TableView:
+        """The same rows under other segment names (after a merge replaced some segments)."""
+        if segments == self.segments:
+            return self
+        return TableView(
+            n_keys=self.n_keys,
+            base_segments=segments,
+            base=self.base,
+            deltas=self.deltas,
+            delta_segments=(),
+            _live=self._live,
+            _lookups=self._lookups,
+        )
+
     def delta_rows(self) -> int:
         return sum(d.num_rows for d in self.deltas)
 

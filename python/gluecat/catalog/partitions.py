@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gluecat import expressions as ex
-from gluecat.catalog import indexes, paging
+from gluecat.catalog import compaction, indexes, paging
 from gluecat.catalog.context import Context, require_table
 from gluecat.catalog.partition_rows import (
     IndexLookup,
@@ -165,6 +165,7 @@ def create_partition(ctx: Context, database: str, table_name: str, part: dict[st
         return changes, None
 
     ctx.store.commit("CreatePartition", build)
+    compaction.maybe_merge(ctx, database, table_name)
 
 
 def batch_create_partition(
@@ -177,7 +178,9 @@ def batch_create_partition(
         _commit_rows(ctx, snap, table, batch.rows, changes)
         return changes, {"Errors": batch.errors}
 
-    return ctx.store.commit("BatchCreatePartition", build)
+    result = ctx.store.commit("BatchCreatePartition", build)
+    compaction.maybe_merge(ctx, database, table_name)
+    return result
 
 
 def _existing_doc(
@@ -226,6 +229,7 @@ def update_partition(
         return changes, None
 
     ctx.store.commit("UpdatePartition", build)
+    compaction.maybe_merge(ctx, database, table_name)
 
 
 def delete_partition(ctx: Context, database: str, table_name: str, values: list[str]) -> None:
@@ -240,6 +244,7 @@ def delete_partition(ctx: Context, database: str, table_name: str, values: list[
         return changes, None
 
     ctx.store.commit("DeletePartition", build)
+    compaction.maybe_merge(ctx, database, table_name)
 
 
 def batch_delete_partition(
@@ -271,7 +276,9 @@ def batch_delete_partition(
         _commit_rows(ctx, snap, table, rows, changes)
         return changes, {"Errors": errors}
 
-    return ctx.store.commit("BatchDeletePartition", build)
+    result = ctx.store.commit("BatchDeletePartition", build)
+    compaction.maybe_merge(ctx, database, table_name)
+    return result
 
 
 def commit_partitions(
@@ -315,6 +322,7 @@ def commit_partitions(
         return changes, None
 
     ctx.store.commit("CommitPartitions", build)
+    compaction.maybe_merge(ctx, database, table_name)
 
 
 # -- reading ----------------------------------------------------------------------------------------
@@ -357,11 +365,12 @@ def plan_query(snap: Snapshot, table: dict[str, Any], expression: str | None, pr
     keys = _keys(table)
     if predicate is None:
         predicate = ex.parse(expression or "")
-    bound = ex.normalize(ex.bind(predicate, keys))
+    bound = ex.bind(predicate, keys)
     active = [
         ex.Index(d["IndexName"], [k["Name"] for k in d["Keys"]]) for d in indexes.usable_indexes(snap, table)
     ]
-    return Query(keys=keys, predicate=bound, plan=ex.plan(bound, active))
+    # Planned from the bound predicate as written, so that NOT parts never drive an index lookup.
+    return Query(keys=keys, predicate=ex.normalize(bound), plan=ex.plan(bound, active))
 
 
 def _named(rows: pa.Table, keys: list[tuple[str, str]]) -> pa.Table:

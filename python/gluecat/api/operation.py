@@ -1,0 +1,67 @@
+"""The edge every API call passes: argument binding, error translation, response metadata."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import uuid
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
+
+from gluecat.errors import GlueError, InvalidInputException
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def response(body: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A boto3-shaped response: the body plus ResponseMetadata."""
+    out = dict(body or {})
+    out["ResponseMetadata"] = {
+        "RequestId": str(uuid.uuid4()),
+        "HTTPStatusCode": 200,
+        "HTTPHeaders": {},
+        "RetryAttempts": 0,
+    }
+    return out
+
+
+def operation(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Mark a method as the Glue operation ``name``.
+
+    Arguments are bound before the call so that an unknown or missing parameter is an
+    InvalidInputException naming it (boto3 refuses such calls too), and every GlueError raised inside
+    carries the operation's name, as botocore's errors do.
+    """
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            try:
+                sig.bind(*args, **kwargs)
+            except TypeError as e:
+                raise InvalidInputException(_binding_message(str(e)), operation_name=name) from None
+            try:
+                return fn(*args, **kwargs)
+            except GlueError as e:
+                if e.operation_name is None:
+                    e.operation_name = name
+                raise
+
+        return call
+
+    return wrap
+
+
+def _binding_message(text: str) -> str:
+    # Python says "missing a required argument: 'DatabaseName'" or "got an unexpected keyword
+    # argument 'Foo'"; say it as a parameter problem.
+    if "missing" in text:
+        return "Missing required parameter " + text.split(":", 1)[-1].strip()
+    if "unexpected keyword" in text:
+        return "Unknown parameter " + text.rsplit(" ", 1)[-1].strip()
+    if "positional" in text:
+        return "parameters must be passed by keyword (e.g. DatabaseName=...)"
+    return text

@@ -1,0 +1,254 @@
+"""The partition and partition-index half of ``gluecat.Catalog`` (boto3 Glue names and shapes)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, NoReturn
+
+import pyarrow as pa
+
+from gluecat.api import shapes
+from gluecat.api.operation import operation, response
+from gluecat.catalog import indexes, partitions
+from gluecat.catalog.context import Context
+from gluecat.errors import InvalidInputException
+
+
+def _invalid(field: str, why: str) -> NoReturn:
+    raise InvalidInputException(f"{field}: {why}")
+
+
+def _list(value: Any, field: str, limit: int) -> list[Any]:
+    if not isinstance(value, list):
+        _invalid(field, "is required and must be a list")
+    if len(value) > limit:
+        _invalid(field, f"has {len(value)} items; at most {limit} are allowed")
+    return value
+
+
+class PartitionOperations:
+    _ctx: Context
+
+    def _catalog(self, catalog_id: str | None) -> None:
+        self._ctx.check_catalog_id(shapes.check_catalog_id(catalog_id))
+
+    def _names(self, database: Any, table: Any, table_field: str = "TableName") -> tuple[str, str]:
+        return (
+            shapes.check_db_or_table_name(database, "DatabaseName"),
+            shapes.check_db_or_table_name(table, table_field),
+        )
+
+    @operation("CreatePartition")
+    def create_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionInput: dict[str, Any],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        partitions.create_partition(self._ctx, db, table, shapes.check_partition_input(PartitionInput))
+        return response()
+
+    @operation("BatchCreatePartition")
+    def batch_create_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionInputList: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        items = _list(PartitionInputList, "PartitionInputList", 100)
+        parts = [shapes.check_partition_input(p, f"PartitionInputList[{i}]") for i, p in enumerate(items)]
+        return response(partitions.batch_create_partition(self._ctx, db, table, parts))
+
+    @operation("UpdatePartition")
+    def update_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionValueList: list[str],
+        PartitionInput: dict[str, Any],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        values = _values(PartitionValueList, "PartitionValueList")
+        part = shapes.check_partition_input(PartitionInput)
+        partitions.update_partition(self._ctx, db, table, values, part)
+        return response()
+
+    @operation("DeletePartition")
+    def delete_partition(
+        self, *, DatabaseName: str, TableName: str, PartitionValues: list[str], CatalogId: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        partitions.delete_partition(self._ctx, db, table, _values(PartitionValues, "PartitionValues"))
+        return response()
+
+    @operation("BatchDeletePartition")
+    def batch_delete_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionsToDelete: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        items = _list(PartitionsToDelete, "PartitionsToDelete", 25)
+        values = [
+            shapes.check_partition_value_list(p, f"PartitionsToDelete[{i}]") for i, p in enumerate(items)
+        ]
+        return response(partitions.batch_delete_partition(self._ctx, db, table, values))
+
+    @operation("GetPartition")
+    def get_partition(
+        self, *, DatabaseName: str, TableName: str, PartitionValues: list[str], CatalogId: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        return response(
+            partitions.get_partition(self._ctx, db, table, _values(PartitionValues, "PartitionValues"))
+        )
+
+    @operation("BatchGetPartition")
+    def batch_get_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionsToGet: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        items = _list(PartitionsToGet, "PartitionsToGet", 1000)
+        values = [shapes.check_partition_value_list(p, f"PartitionsToGet[{i}]") for i, p in enumerate(items)]
+        return response(partitions.batch_get_partition(self._ctx, db, table, values))
+
+    @operation("GetPartitions")
+    def get_partitions(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        CatalogId: str | None = None,
+        Expression: str | None = None,
+        NextToken: str | None = None,
+        Segment: dict[str, int] | None = None,
+        MaxResults: int | None = None,
+        ExcludeColumnSchema: bool | None = None,
+        TransactionId: str | None = None,
+        QueryAsOfTime: datetime | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        expression = shapes.check_expression(Expression, "Expression")
+        segment = shapes.check_segment(Segment) if Segment is not None else None
+        max_results = shapes.check_max_results(MaxResults, "MaxResults", 1, 1000)
+        exclude = bool(shapes.check_bool(ExcludeColumnSchema, "ExcludeColumnSchema"))
+        as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
+        tx = shapes.check_transaction_id(TransactionId)
+        if as_of is not None and tx is not None:
+            _invalid("QueryAsOfTime", "cannot be specified along with TransactionId")
+        self._ctx.check_transaction(tx)
+        return response(
+            partitions.get_partitions(
+                self._ctx,
+                db,
+                table,
+                expression=expression,
+                next_token=NextToken,
+                segment=segment,
+                max_results=max_results,
+                exclude_column_schema=exclude,
+                as_of=as_of,
+            )
+        )
+
+    # -- partition indexes ---------------------------------------------------------------------
+
+    @operation("CreatePartitionIndex")
+    def create_partition_index(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionIndex: dict[str, Any],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        indexes.create_partition_index(self._ctx, db, table, shapes.check_partition_index(PartitionIndex))
+        return response()
+
+    @operation("DeletePartitionIndex")
+    def delete_partition_index(
+        self, *, DatabaseName: str, TableName: str, IndexName: str, CatalogId: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        indexes.delete_partition_index(self._ctx, db, table, shapes.check_name(IndexName, "IndexName"))
+        return response()
+
+    @operation("GetPartitionIndexes")
+    def get_partition_indexes(
+        self, *, DatabaseName: str, TableName: str, CatalogId: str | None = None, NextToken: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = self._names(DatabaseName, TableName)
+        return response(indexes.get_partition_indexes(self._ctx, db, table, NextToken))
+
+    # -- gluecat's own bulk calls (not in boto3) ------------------------------------------------
+
+    @operation("ExplainPartitions")
+    def explain_partitions(
+        self, *, DatabaseName: str, TableName: str, Expression: str | None = None
+    ) -> dict[str, Any]:
+        """Which partition index GetPartitions would use for ``Expression``, its key ranges, the residual."""
+        db, table = self._names(DatabaseName, TableName)
+        return partitions.explain(self._ctx, db, table, shapes.check_expression(Expression, "Expression"))
+
+    @operation("GetPartitionsArrow")
+    def get_partitions_arrow(
+        self, *, DatabaseName: str, TableName: str, Expression: str | None = None, Predicate: Any = None
+    ) -> pa.Table:
+        """All matching partitions at once as Arrow: a string column per partition key, and Location."""
+        db, table = self._names(DatabaseName, TableName)
+        expression = shapes.check_expression(Expression, "Expression")
+        return partitions.get_partitions_arrow(self._ctx, db, table, expression, Predicate)
+
+    @operation("CommitPartitions")
+    def commit_partitions(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        Add: list[dict[str, Any]] | None = None,
+        Drop: list[list[str]] | None = None,
+        IfNotExists: bool = False,
+        IfExists: bool = False,
+    ) -> dict[str, Any]:
+        """Add and drop any number of partitions in one atomic commit (Spark writes, partition DDL)."""
+        db, table = self._names(DatabaseName, TableName)
+        add = [shapes.check_partition_input(p, f"Add[{i}]") for i, p in enumerate(Add or [])]
+        drop = [_values(v, f"Drop[{i}]") for i, v in enumerate(Drop or [])]
+        partitions.commit_partitions(
+            self._ctx, db, table, add, drop, if_not_exists=bool(IfNotExists), if_exists=bool(IfExists)
+        )
+        return response()
+
+
+def _values(value: Any, field: str) -> list[str]:
+    if not isinstance(value, list):
+        _invalid(field, "is required and must be a list of strings")
+    return shapes.check_partition_value_list({"Values": value}, field)

@@ -1,0 +1,497 @@
+"""Glue partition calls: create/update/delete (single and batch), get, GetPartitions with expressions,
+segments and paging, and partition indexes used the way the partition index document says."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.errors import (
+    AlreadyExistsException,
+    ConflictException,
+    EntityNotFoundException,
+    InvalidInputException,
+)
+
+
+def make_table(catalog: Catalog, name: str, keys: list[tuple[str, str]], **kwargs) -> None:
+    catalog.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": name,
+            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": f"s3://b/{name}/"},
+            "PartitionKeys": [{"Name": k, "Type": t} for k, t in keys],
+        },
+        **kwargs,
+    )
+
+
+def part(*values: str) -> dict:
+    return {"Values": list(values), "StorageDescriptor": {"Location": "s3://b/" + "/".join(values) + "/"}}
+
+
+@pytest.fixture
+def glue(catalog: Catalog) -> Catalog:
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    return catalog
+
+
+def values_of(resp: dict) -> list[list[str]]:
+    return sorted(p["Values"] for p in resp["Partitions"])
+
+
+def test_a_partition_round_trips(glue: Catalog) -> None:
+    make_table(glue, "t", [("dt", "string")])
+    glue.create_partition(
+        DatabaseName="db", TableName="t", PartitionInput={**part("2024-01-01"), "Parameters": {"a": "b"}}
+    )
+    p = glue.get_partition(DatabaseName="db", TableName="t", PartitionValues=["2024-01-01"])["Partition"]
+    assert p["Values"] == ["2024-01-01"]
+    assert (p["DatabaseName"], p["TableName"]) == ("db", "t")
+    assert p["StorageDescriptor"]["Location"] == "s3://b/2024-01-01/"
+    assert p["Parameters"] == {"a": "b"}
+    assert p["CreationTime"].tzinfo is not None
+    with pytest.raises(AlreadyExistsException):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("2024-01-01"))
+
+
+def test_values_must_match_the_partition_keys_in_number(glue: Catalog) -> None:
+    make_table(glue, "t", [("a", "string"), ("b", "string")])
+    with pytest.raises(InvalidInputException, match="2 partition keys"):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("x"))
+
+
+def test_batch_create_reports_each_failure_and_commits_the_rest(glue: Catalog) -> None:
+    make_table(glue, "t", [("k", "string")])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
+    out = glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part("a"), part("b"), part("b"), part("c", "d")]
+    )
+    assert [(e["PartitionValues"], e["ErrorDetail"]["ErrorCode"]) for e in out["Errors"]] == [
+        (["a"], "AlreadyExistsException"),
+        (["b"], "AlreadyExistsException"),
+        (["c", "d"], "InvalidInputException"),
+    ]
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == [["a"], ["b"]]
+    with pytest.raises(InvalidInputException, match="at most 100"):
+        glue.batch_create_partition(
+            DatabaseName="db", TableName="t", PartitionInputList=[part(str(i)) for i in range(101)]
+        )
+
+
+def test_update_partition_can_change_its_values(glue: Catalog) -> None:
+    make_table(glue, "t", [("k", "string")])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
+    created = glue.get_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])["Partition"][
+        "CreationTime"
+    ]
+    glue.update_partition(
+        DatabaseName="db", TableName="t", PartitionValueList=["a"], PartitionInput=part("b")
+    )
+    with pytest.raises(EntityNotFoundException):
+        glue.get_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
+    moved = glue.get_partition(DatabaseName="db", TableName="t", PartitionValues=["b"])["Partition"]
+    assert moved["CreationTime"] == created
+    with pytest.raises(EntityNotFoundException):
+        glue.update_partition(
+            DatabaseName="db", TableName="t", PartitionValueList=["zz"], PartitionInput=part("c")
+        )
+
+
+def test_delete_and_batch_delete(glue: Catalog) -> None:
+    make_table(glue, "t", [("k", "string")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part(c) for c in "abcd"]
+    )
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
+    with pytest.raises(EntityNotFoundException):
+        glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
+    out = glue.batch_delete_partition(
+        DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": ["b"]}, {"Values": ["zz"]}]
+    )
+    assert [e["PartitionValues"] for e in out["Errors"]] == [["zz"]]
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == [["c"], ["d"]]
+    with pytest.raises(InvalidInputException, match="at most 25"):
+        glue.batch_delete_partition(
+            DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": ["c"]}] * 26
+        )
+
+
+def test_batch_get_returns_the_partitions_that_exist(glue: Catalog) -> None:
+    make_table(glue, "t", [("k", "string")])
+    glue.batch_create_partition(DatabaseName="db", TableName="t", PartitionInputList=[part(c) for c in "abc"])
+    out = glue.batch_get_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionsToGet=[{"Values": ["a"]}, {"Values": ["x"]}, {"Values": ["c"]}],
+    )
+    assert values_of(out) == [["a"], ["c"]]
+    assert out["UnprocessedKeys"] == []
+
+
+@pytest.fixture
+def twitter(glue: Catalog) -> Catalog:
+    """The document's example table: twitter_partition with partitions year = 2015, 2016, 2017."""
+    make_table(glue, "twitter_partition", [("year", "string")])
+    glue.batch_create_partition(
+        DatabaseName="db",
+        TableName="twitter_partition",
+        PartitionInputList=[part(y) for y in ("2015", "2016", "2017")],
+    )
+    return glue
+
+
+@pytest.mark.parametrize(
+    ("expression", "years"),
+    [
+        ("year = '2015'", ["2015"]),
+        ("year>'2016' AND year<'2018'", ["2017"]),
+        ("year>='2015' AND year<='2018'", ["2015", "2016", "2017"]),
+        ("year BETWEEN 2015 AND 2018", ["2015", "2016", "2017"]),
+        ("year IN (2015,2016,2017,2018)", ["2015", "2016", "2017"]),
+        ("year LIKE '%7'", ["2017"]),
+        ("", ["2015", "2016", "2017"]),
+    ],
+)
+def test_the_documents_examples(twitter: Catalog, expression: str, years: list[str]) -> None:
+    resp = twitter.get_partitions(DatabaseName="db", TableName="twitter_partition", Expression=expression)
+    assert values_of(resp) == [[y] for y in years]
+
+
+def test_a_malformed_expression_or_unknown_column_is_invalid_input(twitter: Catalog) -> None:
+    with pytest.raises(InvalidInputException):
+        twitter.get_partitions(DatabaseName="db", TableName="twitter_partition", Expression="year = = 1")
+    with pytest.raises(InvalidInputException, match="month"):
+        twitter.get_partitions(DatabaseName="db", TableName="twitter_partition", Expression="month = 1")
+    with pytest.raises(InvalidInputException, match="Expression"):
+        twitter.get_partitions(DatabaseName="db", TableName="twitter_partition", Expression="x" * 2049)
+
+
+def test_keys_compare_by_their_type(glue: Catalog) -> None:
+    make_table(glue, "s", [("year", "string")])
+    make_table(glue, "i", [("year", "int")])
+    for table in ("s", "i"):
+        glue.batch_create_partition(
+            DatabaseName="db", TableName=table, PartitionInputList=[part(y) for y in ("9", "10", "2017")]
+        )
+    as_string = glue.get_partitions(DatabaseName="db", TableName="s", Expression="year > 2016")
+    as_int = glue.get_partitions(DatabaseName="db", TableName="i", Expression="year > 2016")
+    assert values_of(as_string) == [["9"]]  # '9' > '2016' as strings
+    assert values_of(as_int) == [["2017"]]
+
+
+@pytest.fixture
+def sales(glue: Catalog) -> Catalog:
+    """The partition index document's sales_data table, indexed on (country, category, year)."""
+    make_table(
+        glue,
+        "sales_data",
+        [
+            ("country", "string"),
+            ("category", "string"),
+            ("year", "int"),
+            ("month", "int"),
+            ("creationdate", "date"),
+        ],
+        PartitionIndexes=[{"IndexName": "ccy", "Keys": ["country", "category", "year"]}],
+    )
+    rows = [
+        part(c, cat, str(y), str(m), f"2023-{m:02d}-15")
+        for c, cat, y, m in itertools.product(
+            ("US", "UK", "DE"), ("Shoes", "Books"), (2016, 2017, 2018, 2019), (1, 2, 9)
+        )
+    ]
+    for i in range(0, len(rows), 100):
+        glue.batch_create_partition(
+            DatabaseName="db", TableName="sales_data", PartitionInputList=rows[i : i + 100]
+        )
+    return glue
+
+
+def reference(expression_filter) -> list[list[str]]:
+    rows = [
+        [c, cat, str(y), str(m), f"2023-{m:02d}-15"]
+        for c, cat, y, m in itertools.product(
+            ("US", "UK", "DE"), ("Shoes", "Books"), (2016, 2017, 2018, 2019), (1, 2, 9)
+        )
+    ]
+    return sorted(r for r in rows if expression_filter(r))
+
+
+# Every row of the example table of the partition index document: whether the index is used, and the
+# partitions returned (always exactly the expression's answer, index or not).
+INDEX_EXAMPLES = [
+    ("Country = 'US'", True, lambda r: r[0] == "US"),
+    ("Country = 'US' and Category = 'Shoes'", True, lambda r: r[0] == "US" and r[1] == "Shoes"),
+    ("Category = 'Shoes'", False, lambda r: r[1] == "Shoes"),
+    (
+        "Country = 'US' and Category = 'Shoes' and Year > '2018'",
+        True,
+        lambda r: r[:2] == ["US", "Shoes"] and int(r[2]) > 2018,
+    ),
+    (
+        "Country = 'US' and Category = 'Shoes' and Year > '2018' and month = 2",
+        True,
+        lambda r: r[:2] == ["US", "Shoes"] and int(r[2]) > 2018 and r[3] == "2",
+    ),
+    (
+        "Country = 'US' AND Category = 'Shoes' OR Year > '2018'",
+        False,
+        lambda r: r[:2] == ["US", "Shoes"] or int(r[2]) > 2018,
+    ),
+    (
+        "Country = 'US' AND Category = 'Shoes' AND (Year = 2017 OR Year = '2018')",
+        True,
+        lambda r: r[:2] == ["US", "Shoes"] and r[2] in ("2017", "2018"),
+    ),
+    (
+        "Country in ('US', 'UK') AND Category = 'Shoes'",
+        False,
+        lambda r: r[0] in ("US", "UK") and r[1] == "Shoes",
+    ),
+    (
+        "Country = 'US' AND Category in ('Shoes', 'Books')",
+        True,
+        lambda r: r[0] == "US" and r[1] in ("Shoes", "Books"),
+    ),
+    (
+        "Country = 'US' AND Category in ('Shoes', 'Books') AND (creationDate > '2023-9-01')",
+        True,
+        lambda r: r[0] == "US" and r[4] > "2023-09-01",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("expression", "uses_index", "expected"), INDEX_EXAMPLES, ids=[e[0] for e in INDEX_EXAMPLES]
+)
+def test_the_partition_index_documents_examples(
+    sales: Catalog, expression: str, uses_index: bool, expected
+) -> None:
+    plan = sales.explain_partitions(DatabaseName="db", TableName="sales_data", Expression=expression)
+    assert (plan["Index"] == "ccy") is uses_index, plan
+    resp = sales.get_partitions(DatabaseName="db", TableName="sales_data", Expression=expression)
+    assert values_of(resp) == reference(expected)
+
+
+def test_segments_are_disjoint_and_complete_and_pages_resume_exactly(sales: Catalog) -> None:
+    everything = values_of(sales.get_partitions(DatabaseName="db", TableName="sales_data"))
+    for total in (1, 3, 10):
+        seen: list[list[str]] = []
+        for number in range(total):
+            token = None
+            while True:
+                resp = sales.get_partitions(
+                    DatabaseName="db",
+                    TableName="sales_data",
+                    Segment={"SegmentNumber": number, "TotalSegments": total},
+                    MaxResults=7,
+                    **({"NextToken": token} if token else {}),
+                )
+                assert len(resp["Partitions"]) <= 7
+                seen += [p["Values"] for p in resp["Partitions"]]
+                token = resp.get("NextToken")
+                if not token:
+                    break
+        assert sorted(seen) == everything
+
+
+def test_paging_resumes_exactly_while_partitions_are_added(sales: Catalog) -> None:
+    first = sales.get_partitions(
+        DatabaseName="db", TableName="sales_data", Expression="country = 'US'", MaxResults=10
+    )
+    sales.create_partition(
+        DatabaseName="db",
+        TableName="sales_data",
+        PartitionInput=part("US", "Zebra", "2020", "1", "2023-01-01"),
+    )
+    got = [p["Values"] for p in first["Partitions"]]
+    token = first["NextToken"]
+    while token:
+        resp = sales.get_partitions(
+            DatabaseName="db", TableName="sales_data", Expression="country = 'US'", NextToken=token
+        )
+        got += [p["Values"] for p in resp["Partitions"]]
+        token = resp.get("NextToken")
+    assert len(got) == len({tuple(v) for v in got})
+    assert sorted(got) == reference(lambda r: r[0] == "US") + [["US", "Zebra", "2020", "1", "2023-01-01"]]
+
+
+def test_exclude_column_schema_drops_the_columns(glue: Catalog) -> None:
+    make_table(glue, "t", [("k", "string")])
+    glue.create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInput={
+            "Values": ["a"],
+            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "l"},
+        },
+    )
+    p = glue.get_partitions(DatabaseName="db", TableName="t", ExcludeColumnSchema=True)["Partitions"][0]
+    assert "Columns" not in p["StorageDescriptor"] and p["StorageDescriptor"]["Location"] == "l"
+
+
+def indexes_of(glue: Catalog, table: str) -> list[dict]:
+    return glue.get_partition_indexes(DatabaseName="db", TableName=table)["PartitionIndexDescriptorList"]
+
+
+def test_an_index_built_over_valid_partitions_becomes_active(glue: Catalog) -> None:
+    make_table(glue, "t", [("country", "string"), ("year", "int")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part("US", "2020"), part("UK", "2021")]
+    )
+    glue.create_partition_index(
+        DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "y", "Keys": ["year", "country"]}
+    )
+    (index,) = indexes_of(glue, "t")
+    assert index == {
+        "IndexName": "y",
+        "Keys": [{"Name": "year", "Type": "int"}, {"Name": "country", "Type": "string"}],
+        "IndexStatus": "ACTIVE",
+    }
+    plan = glue.explain_partitions(DatabaseName="db", TableName="t", Expression="year >= 2021")
+    assert plan["Index"] == "y"
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="year >= 2021")) == [
+        ["UK", "2021"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("bad", "code"),
+    [
+        ("twenty", "INVALID_PARTITION_TYPE_DATA_ERROR"),
+        ("20\u000121", "UNSUPPORTED_PARTITION_CHARACTER_ERROR"),
+        ("", "MISSING_PARTITION_VALUE_ERROR"),
+    ],
+)
+def test_an_index_over_bad_partitions_fails_with_backfill_errors(glue: Catalog, bad: str, code: str) -> None:
+    make_table(glue, "t", [("country", "string"), ("year", "int")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part("US", "2020"), part("UK", bad)]
+    )
+    glue.create_partition_index(
+        DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "y", "Keys": ["year"]}
+    )
+    (index,) = indexes_of(glue, "t")
+    assert index["IndexStatus"] == "FAILED"
+    assert index["BackfillErrors"] == [{"Code": code, "Partitions": [{"Values": ["UK", bad]}]}]
+    # A FAILED index is never used, and the failed index can be deleted.
+    assert (
+        glue.explain_partitions(DatabaseName="db", TableName="t", Expression="year = 2020")["Index"] is None
+    )
+    glue.delete_partition_index(DatabaseName="db", TableName="t", IndexName="y")
+    assert indexes_of(glue, "t") == []
+
+
+def test_once_an_index_exists_new_partitions_are_validated(glue: Catalog) -> None:
+    make_table(
+        glue,
+        "t",
+        [("category", "string"), ("year", "int")],
+        PartitionIndexes=[{"IndexName": "i", "Keys": ["category", "year"]}],
+    )
+    with pytest.raises(InvalidInputException, match="year"):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("Books", "foo"))
+    with pytest.raises(InvalidInputException, match="U\\+0000"):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("Bo\u0000oks", "2020"))
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("Books", "2020"))
+
+
+def test_indexed_keys_cannot_be_renamed_retyped_or_reordered(glue: Catalog) -> None:
+    keys = [("category", "string"), ("year", "int")]
+    make_table(glue, "t", keys, PartitionIndexes=[{"IndexName": "i", "Keys": ["year"]}])
+
+    def update(new_keys: list[tuple[str, str]]) -> None:
+        glue.update_table(
+            DatabaseName="db",
+            TableInput={"Name": "t", "PartitionKeys": [{"Name": k, "Type": t} for k, t in new_keys]},
+        )
+
+    for bad in (
+        [("category", "string"), ("yr", "int")],
+        [("year", "int"), ("category", "string")],
+        [("category", "string"), ("year", "bigint")],
+    ):
+        with pytest.raises(InvalidInputException, match="PartitionKeys"):
+            update(bad)
+    update(keys)  # an update that leaves the keys alone is fine
+
+
+def test_index_limits_and_life_cycle_errors(glue: Catalog) -> None:
+    make_table(glue, "t", [("a", "string"), ("b", "string")])
+    for i in range(3):
+        glue.create_partition_index(
+            DatabaseName="db", TableName="t", PartitionIndex={"IndexName": f"i{i}", "Keys": ["a"]}
+        )
+    with pytest.raises(glue.exceptions.ResourceNumberLimitExceededException):
+        glue.create_partition_index(
+            DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "i3", "Keys": ["b"]}
+        )
+    with pytest.raises(AlreadyExistsException):
+        glue.create_partition_index(
+            DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "i0", "Keys": ["b"]}
+        )
+    with pytest.raises(EntityNotFoundException):
+        glue.delete_partition_index(DatabaseName="db", TableName="t", IndexName="nope")
+    glue.delete_partition_index(DatabaseName="db", TableName="t", IndexName="i0")
+    assert [d["IndexName"] for d in indexes_of(glue, "t")] == ["i1", "i2"]
+
+
+def test_a_creating_index_cannot_be_deleted(glue: Catalog) -> None:
+    from gluecat.catalog.context import PARTITION_INDEX
+    from gluecat.store.snapshot import Changes
+
+    make_table(glue, "t", [("a", "string")])
+
+    def creating(snap):  # an index whose backfill is under way in another process
+        changes = Changes()
+        changes.put(
+            PARTITION_INDEX,
+            ("db", "t", "i"),
+            {
+                "IndexName": "i",
+                "Keys": [{"Name": "a", "Type": "string"}],
+                "IndexStatus": "CREATING",
+                "_touched": 9e18,
+            },
+        )
+        return changes, None
+
+    glue.store.commit("test", creating)
+    with pytest.raises(ConflictException):
+        glue.delete_partition_index(DatabaseName="db", TableName="t", IndexName="i")
+    with pytest.raises(glue.exceptions.ResourceNotReadyException):
+        glue.delete_table(DatabaseName="db", Name="t")
+
+
+def test_deleting_a_table_removes_its_partitions(glue: Catalog) -> None:
+    make_table(glue, "t", [("k", "string")])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
+    glue.delete_table(DatabaseName="db", Name="t")
+    make_table(glue, "t", [("k", "string")])
+    assert glue.get_partitions(DatabaseName="db", TableName="t")["Partitions"] == []
+
+
+def test_many_small_writes_are_merged_and_stay_correct(glue: Catalog) -> None:
+    from gluecat.catalog import compaction
+
+    make_table(glue, "t", [("k", "int")], PartitionIndexes=[{"IndexName": "k", "Keys": ["k"]}])
+    for i in range(120):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part(str(i)))
+        if i % 3 == 0:
+            glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=[str(i)])
+    assert len(glue.store.latest().table_segments(("db", "t"))) <= compaction.MAX_SEGMENTS
+    expected = [[str(i)] for i in range(120) if i % 3]
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == sorted(expected)
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="k >= 100")) == sorted(
+        [str(i)] for i in range(100, 120) if i % 3
+    )
+    fresh = Catalog(glue.warehouse)  # another process's view, built from the files
+    assert values_of(fresh.get_partitions(DatabaseName="db", TableName="t")) == sorted(expected)
+    compaction.compact_all(glue.store)
+    assert len(glue.store.latest().table_segments(("db", "t"))) == 1
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="k >= 100")) == sorted(
+        [str(i)] for i in range(100, 120) if i % 3
+    )

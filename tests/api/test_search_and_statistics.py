@@ -1,0 +1,142 @@
+"""SearchTables and column statistics."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.errors import EntityNotFoundException, InvalidInputException
+
+from .conftest import table_input
+
+
+@pytest.fixture
+def lake(catalog: Catalog) -> Catalog:
+    catalog.create_database(DatabaseInput={"Name": "sales"})
+    catalog.create_database(DatabaseInput={"Name": "crm"})
+    catalog.create_table(DatabaseName="sales", TableInput=table_input("customer-link"))
+    catalog.create_table(DatabaseName="sales", TableInput=table_input("xx-link-yy", Owner="alice"))
+    catalog.create_table(DatabaseName="crm", TableInput=table_input("xxlinkyy", Description="the link table"))
+    catalog.create_table(
+        DatabaseName="crm", TableInput=table_input("contacts", Parameters={"classification": "csv"})
+    )
+    return catalog
+
+
+def names(resp: dict) -> list[str]:
+    return [f"{t['DatabaseName']}.{t['Name']}" for t in resp["TableList"]]
+
+
+def test_a_name_filter_matches_punctuation_separated_tokens(lake: Catalog) -> None:
+    resp = lake.search_tables(Filters=[{"Key": "Name", "Value": "link"}])
+    assert names(resp) == ["sales.customer-link", "sales.xx-link-yy"]
+
+
+def test_filters_on_database_owner_and_parameters(lake: Catalog) -> None:
+    assert names(lake.search_tables(Filters=[{"Key": "DatabaseName", "Value": "crm"}])) == [
+        "crm.contacts",
+        "crm.xxlinkyy",
+    ]
+    assert names(lake.search_tables(Filters=[{"Key": "Owner", "Value": "alice"}])) == ["sales.xx-link-yy"]
+    assert names(lake.search_tables(Filters=[{"Key": "classification", "Value": "csv"}])) == ["crm.contacts"]
+
+
+def test_time_filters_use_the_comparator(lake: Catalog) -> None:
+    future = datetime(2100, 1, 1, tzinfo=UTC).isoformat()
+    assert names(
+        lake.search_tables(Filters=[{"Key": "CreateTime", "Value": future, "Comparator": "LESS_THAN"}])
+    )
+    assert not names(
+        lake.search_tables(Filters=[{"Key": "CreateTime", "Value": future, "Comparator": "GREATER_THAN"}])
+    )
+
+
+def test_search_text_matches_words_and_quoted_phrases(lake: Catalog) -> None:
+    assert names(lake.search_tables(SearchText="link")) == [
+        "crm.xxlinkyy",
+        "sales.customer-link",
+        "sales.xx-link-yy",
+    ]
+    assert names(lake.search_tables(SearchText='"the link table"')) == ["crm.xxlinkyy"]
+    assert names(lake.search_tables(SearchText="USD")) == names(lake.search_tables())  # a column comment
+
+
+def test_sort_criteria_and_paging(lake: Catalog) -> None:
+    sort = [{"FieldName": "Name", "Sort": "DESC"}]
+    first = lake.search_tables(SortCriteria=sort, MaxResults=3)
+    rest = lake.search_tables(SortCriteria=sort, MaxResults=3, NextToken=first["NextToken"])
+    assert names(first) + names(rest) == [
+        "crm.xxlinkyy",
+        "sales.xx-link-yy",
+        "sales.customer-link",
+        "crm.contacts",
+    ]
+    assert "NextToken" not in rest
+    with pytest.raises(InvalidInputException, match="SortCriteria"):
+        lake.search_tables(SortCriteria=[{"FieldName": "Columns", "Sort": "ASC"}])
+
+
+def test_foreign_resource_share_finds_nothing_shared(lake: Catalog) -> None:
+    assert lake.search_tables(ResourceShareType="FOREIGN")["TableList"] == []
+
+
+def long_stats(column: str, lo: int, hi: int) -> dict:
+    return {
+        "ColumnName": column,
+        "ColumnType": "bigint",
+        "AnalyzedTime": datetime(2024, 5, 1, tzinfo=UTC),
+        "StatisticsData": {
+            "Type": "LONG",
+            "LongColumnStatisticsData": {
+                "MinimumValue": lo,
+                "MaximumValue": hi,
+                "NumberOfNulls": 0,
+                "NumberOfDistinctValues": hi - lo + 1,
+            },
+        },
+    }
+
+
+def test_column_statistics_round_trip(lake: Catalog) -> None:
+    out = lake.update_column_statistics_for_table(
+        DatabaseName="sales", TableName="customer-link", ColumnStatisticsList=[long_stats("id", 1, 99)]
+    )
+    assert out["Errors"] == []
+    got = lake.get_column_statistics_for_table(
+        DatabaseName="sales", TableName="customer-link", ColumnNames=["id", "amount", "nope"]
+    )
+    assert got["ColumnStatisticsList"] == [long_stats("id", 1, 99)]
+    assert {e["ColumnName"]: e["Error"]["ErrorCode"] for e in got["Errors"]} == {
+        "amount": "EntityNotFoundException",
+        "nope": "InvalidInputException",
+    }
+    lake.delete_column_statistics_for_table(DatabaseName="sales", TableName="customer-link", ColumnName="id")
+    with pytest.raises(EntityNotFoundException):
+        lake.delete_column_statistics_for_table(
+            DatabaseName="sales", TableName="customer-link", ColumnName="id"
+        )
+
+
+def test_statistics_of_the_wrong_type_or_column_are_reported_per_item(lake: Catalog) -> None:
+    wrong_type = long_stats("note", 1, 2)
+    out = lake.update_column_statistics_for_table(
+        DatabaseName="sales",
+        TableName="customer-link",
+        ColumnStatisticsList=[wrong_type, long_stats("zz", 1, 2)],
+    )
+    assert [e["Error"]["ErrorCode"] for e in out["Errors"]] == ["InvalidInputException"] * 2
+
+
+def test_statistics_limits(lake: Catalog) -> None:
+    with pytest.raises(InvalidInputException, match="25"):
+        lake.update_column_statistics_for_table(
+            DatabaseName="sales",
+            TableName="customer-link",
+            ColumnStatisticsList=[long_stats("id", 1, 2)] * 26,
+        )
+    with pytest.raises(InvalidInputException, match="ColumnNames"):
+        lake.get_column_statistics_for_table(
+            DatabaseName="sales", TableName="customer-link", ColumnNames=["id"] * 101
+        )

@@ -1,0 +1,258 @@
+"""Glue table calls: create, get, list, update with versions, delete, time travel."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.errors import (
+    AlreadyExistsException,
+    ConcurrentModificationException,
+    EntityNotFoundException,
+    InvalidInputException,
+)
+
+from .conftest import table_input
+
+
+@pytest.fixture
+def sales(catalog: Catalog) -> Catalog:
+    catalog.create_database(DatabaseInput={"Name": "sales"})
+    return catalog
+
+
+def test_create_table_stores_the_definition_as_a_glue_table(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("Orders"))
+    t = sales.get_table(DatabaseName="sales", Name="orders")["Table"]
+    assert t["Name"] == "orders"
+    assert t["DatabaseName"] == "sales"
+    assert t["VersionId"] == "1"
+    assert t["StorageDescriptor"]["Columns"][1] == {"Name": "amount", "Type": "double", "Comment": "in USD"}
+    assert t["PartitionKeys"] == [{"Name": "dt", "Type": "string"}]
+    assert t["Parameters"] == {"classification": "parquet"}
+    assert t["IsRegisteredWithLakeFormation"] is False
+    assert isinstance(t["CreateTime"], datetime) and t["CreateTime"].tzinfo is not None
+
+
+def test_a_table_needs_its_database(catalog: Catalog) -> None:
+    with pytest.raises(EntityNotFoundException, match="Database nope not found"):
+        catalog.create_table(DatabaseName="nope", TableInput=table_input("t"))
+
+
+def test_a_table_cannot_be_created_twice(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    with pytest.raises(AlreadyExistsException):
+        sales.create_table(DatabaseName="sales", TableInput=table_input("T"))
+
+
+def test_a_rejected_create_changes_nothing(sales: Catalog) -> None:
+    version = sales.store.latest().version
+    with pytest.raises(InvalidInputException, match="Name"):
+        sales.create_table(DatabaseName="sales", TableInput=table_input("x" * 256))
+    assert sales.store.latest().version == version
+
+
+def test_the_returned_table_is_the_callers_own_copy(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    sales.get_table(DatabaseName="sales", Name="t")["Table"]["Parameters"]["x"] = "y"
+    assert "x" not in sales.get_table(DatabaseName="sales", Name="t")["Table"]["Parameters"]
+
+
+def test_update_archives_the_previous_version(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v2"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v3"))
+    t = sales.get_table(DatabaseName="sales", Name="t")["Table"]
+    assert (t["VersionId"], t["Description"]) == ("3", "v3")
+    versions = sales.get_table_versions(DatabaseName="sales", TableName="t")["TableVersions"]
+    assert [(v["VersionId"], v["Table"]["Description"]) for v in versions] == [
+        ("1", "orders by day"),
+        ("2", "v2"),
+        ("3", "v3"),
+    ]
+    v2 = sales.get_table_version(DatabaseName="sales", TableName="t", VersionId="2")["TableVersion"]
+    assert v2["Table"]["Description"] == "v2"
+    assert t["CreateTime"] == v2["Table"]["CreateTime"]
+
+
+def test_skip_archive_replaces_the_version_instead_of_keeping_it(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v2"), SkipArchive=True)
+    versions = sales.get_table_versions(DatabaseName="sales", TableName="t")["TableVersions"]
+    assert [v["VersionId"] for v in versions] == ["2"]
+
+
+def test_a_stale_version_id_is_a_concurrent_modification(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="a"), VersionId="1")
+    with pytest.raises(ConcurrentModificationException, match="VersionId 2"):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="b"), VersionId="1")
+    assert sales.get_table(DatabaseName="sales", Name="t")["Table"]["Description"] == "a"
+
+
+def test_updating_a_missing_table_is_entity_not_found(sales: Catalog) -> None:
+    with pytest.raises(EntityNotFoundException):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t"))
+
+
+def test_table_versions_page(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    for i in range(11):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description=str(i)))
+    ids, token = [], None
+    while True:
+        page = sales.get_table_versions(
+            DatabaseName="sales", TableName="t", MaxResults=5, **({"NextToken": token} if token else {})
+        )
+        ids += [v["VersionId"] for v in page["TableVersions"]]
+        token = page.get("NextToken")
+        if not token:
+            break
+    assert ids == [str(i) for i in range(1, 13)]
+
+
+def test_deleting_versions_one_and_in_a_batch(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    for i in range(3):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description=str(i)))
+    sales.delete_table_version(DatabaseName="sales", TableName="t", VersionId="1")
+    with pytest.raises(EntityNotFoundException):
+        sales.get_table_version(DatabaseName="sales", TableName="t", VersionId="1")
+    out = sales.batch_delete_table_version(
+        DatabaseName="sales", TableName="t", VersionIds=["2", "9", "x", "4"]
+    )
+    codes = {e["VersionId"]: e["ErrorDetail"]["ErrorCode"] for e in out["Errors"]}
+    assert codes == {
+        "9": "EntityNotFoundException",
+        "x": "InvalidInputException",
+        "4": "InvalidInputException",
+    }
+    ids = [
+        v["VersionId"] for v in sales.get_table_versions(DatabaseName="sales", TableName="t")["TableVersions"]
+    ]
+    assert ids == ["3", "4"]
+
+
+def test_the_current_version_cannot_be_deleted(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    with pytest.raises(InvalidInputException, match="current version"):
+        sales.delete_table_version(DatabaseName="sales", TableName="t", VersionId="1")
+
+
+def test_batch_delete_version_ids_are_limited_to_100(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    with pytest.raises(InvalidInputException, match="VersionIds"):
+        sales.batch_delete_table_version(DatabaseName="sales", TableName="t", VersionIds=["1"] * 101)
+
+
+def test_delete_table_removes_versions_and_statistics(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v2"))
+    sales.delete_table(DatabaseName="sales", Name="t")
+    with pytest.raises(EntityNotFoundException):
+        sales.get_table(DatabaseName="sales", Name="t")
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    versions = sales.get_table_versions(DatabaseName="sales", TableName="t")["TableVersions"]
+    assert [v["VersionId"] for v in versions] == ["1"]
+    with pytest.raises(EntityNotFoundException):
+        sales.delete_table(DatabaseName="sales", Name="nope")
+
+
+def test_batch_delete_table_reports_missing_tables(sales: Catalog) -> None:
+    for name in ("a", "b"):
+        sales.create_table(DatabaseName="sales", TableInput=table_input(name))
+    out = sales.batch_delete_table(DatabaseName="sales", TablesToDelete=["a", "zz", "B"])
+    assert [(e["TableName"], e["ErrorDetail"]["ErrorCode"]) for e in out["Errors"]] == [
+        ("zz", "EntityNotFoundException")
+    ]
+    assert sales.get_tables(DatabaseName="sales")["TableList"] == []
+
+
+def test_get_tables_filters_names_by_regular_expression(sales: Catalog) -> None:
+    for name in ("orders", "orders_2023", "customers", "order_items"):
+        sales.create_table(DatabaseName="sales", TableInput=table_input(name))
+
+    def names(expr: str) -> list[str]:
+        return [t["Name"] for t in sales.get_tables(DatabaseName="sales", Expression=expr)["TableList"]]
+
+    assert names("orders.*") == ["orders", "orders_2023"]
+    assert names("order*") == ["order_items", "orders", "orders_2023"]
+    assert names("customers|order_items") == ["customers", "order_items"]
+    assert names("orders") == ["orders"]
+    with pytest.raises(InvalidInputException, match="regular expression"):
+        names("orders(")
+
+
+def test_get_tables_pages_exactly_while_tables_are_added(sales: Catalog) -> None:
+    for i in range(0, 20, 2):
+        sales.create_table(DatabaseName="sales", TableInput=table_input(f"t{i:02d}"))
+    page = sales.get_tables(DatabaseName="sales", MaxResults=4)
+    names = [t["Name"] for t in page["TableList"]]
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t01"))  # before the cursor
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t19"))  # after it
+    token = page.get("NextToken")
+    while token:
+        page = sales.get_tables(DatabaseName="sales", MaxResults=4, NextToken=token)
+        names += [t["Name"] for t in page["TableList"]]
+        token = page.get("NextToken")
+    assert names == [f"t{i:02d}" for i in range(0, 20, 2)] + ["t19"]
+
+
+def test_a_token_from_another_listing_is_refused(sales: Catalog) -> None:
+    for i in range(3):
+        sales.create_table(DatabaseName="sales", TableInput=table_input(f"t{i}"))
+    token = sales.get_tables(DatabaseName="sales", MaxResults=1)["NextToken"]
+    with pytest.raises(InvalidInputException, match="different request"):
+        sales.get_tables(DatabaseName="sales", Expression="t.*", NextToken=token)
+
+
+def test_query_as_of_time_reads_the_past(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t", Description="v1"))
+    time.sleep(0.01)
+    between = datetime.now(UTC)
+    time.sleep(0.01)
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v2"))
+    sales.create_table(DatabaseName="sales", TableInput=table_input("later"))
+    old = sales.get_table(DatabaseName="sales", Name="t", QueryAsOfTime=between)["Table"]
+    assert old["Description"] == "v1"
+    assert [
+        t["Name"] for t in sales.get_tables(DatabaseName="sales", QueryAsOfTime=between)["TableList"]
+    ] == ["t"]
+    with pytest.raises(InvalidInputException, match="TransactionId"):
+        sales.get_table(DatabaseName="sales", Name="t", QueryAsOfTime=between, TransactionId="tx1")
+
+
+def test_an_unknown_transaction_is_not_found(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    with pytest.raises(EntityNotFoundException, match="Transaction"):
+        sales.get_table(DatabaseName="sales", Name="t", TransactionId="tx-1")
+
+
+def test_partition_indexes_given_at_creation_are_active(sales: Catalog) -> None:
+    sales.create_table(
+        DatabaseName="sales",
+        TableInput=table_input("t"),
+        PartitionIndexes=[{"IndexName": "by_dt", "Keys": ["dt"]}],
+    )
+    indexes = sales.get_partition_indexes(DatabaseName="sales", TableName="t")["PartitionIndexDescriptorList"]
+    assert indexes == [
+        {"IndexName": "by_dt", "Keys": [{"Name": "dt", "Type": "string"}], "IndexStatus": "ACTIVE"}
+    ]
+
+
+def test_at_most_three_partition_indexes_on_partition_keys(sales: Catalog) -> None:
+    with pytest.raises(InvalidInputException, match="at most 3"):
+        sales.create_table(
+            DatabaseName="sales",
+            TableInput=table_input("t"),
+            PartitionIndexes=[{"IndexName": f"i{i}", "Keys": ["dt"]} for i in range(4)],
+        )
+    with pytest.raises(InvalidInputException, match="not a partition key"):
+        sales.create_table(
+            DatabaseName="sales",
+            TableInput=table_input("t"),
+            PartitionIndexes=[{"IndexName": "i", "Keys": ["id"]}],
+        )
