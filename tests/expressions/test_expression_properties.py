@@ -175,3 +175,17 @@ def test_bulk_planned_and_reference_evaluation_agree(scenario: tuple[Any, ...]) 
         assert plan_mask(p, table, keys).to_pylist() == expected, (text, p)
         if p.index_name is not None:
             check_sorted_lookup(p, keys, rows, expected)
+
+
+@settings(max_examples=200, deadline=None, print_blob=True)
+@given(
+    st.text(alphabet="ab%_\\.*[", max_size=6),
+    st.lists(st.one_of(st.none(), st.text(alphabet="ab%_\\.*[\n", max_size=5)), max_size=10),
+)
+def test_like_matches_the_reference_for_any_pattern(pattern: str, values: list[str | None]) -> None:
+    keys = [("k", "string")]
+    table = pa.table({"k": pa.array(values, pa.string())})
+    for negated in (False, True):
+        pred = Like("k", pattern, negated)
+        expected = [evaluate_row(pred, {"k": v}, keys) for v in values]
+        assert evaluate_arrow(pred, table, keys).to_pylist() == expected, (pattern, negated)

@@ -44,12 +44,15 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 
 def like_regex(pattern: str) -> re.Pattern[str]:
-    """``%`` any run, ``_`` any one character, a backslash makes the next character literal."""
+    """``%`` any run, ``_`` any one character, a backslash makes the next character literal.
+
+    A lone backslash at the very end is ignored, as Arrow's ``match_like`` does (parse rejects it anyway).
+    """
     out = []
     chars = iter(pattern)
     for ch in chars:
         if ch == "\\":
-            out.append(re.escape(next(chars, "\\")))
+            out.append(re.escape(next(chars, "")))
         elif ch == "%":
             out.append(".*")
         elif ch == "_":
