@@ -45,6 +45,7 @@ from gluecat.expressions.types import (
     TrueP,
     decimal_value_pattern,
     key_type,
+    like_pattern,
 )
 
 _NULL_BOOL = pa.scalar(None, pa.bool_())
@@ -139,6 +140,37 @@ def _operands(column: pa.Array, value: Scalar) -> tuple[pa.Array, pa.Scalar]:
     return column, pa.scalar(value, column.type)
 
 
+_RE2_SPECIAL = set("\\.+*?()|[]{}^$")
+
+
+def _re2_literal(ch: str) -> str:
+    return "\\" + ch if ch in _RE2_SPECIAL else ch
+
+
+def like_regex(pattern: str) -> str:
+    r"""A LIKE pattern as an anchored RE2 regular expression.
+
+    Arrow's own ``match_like`` mishandles escapes in its shortcut for patterns like ``'%\\['``, so LIKE
+    is translated here.
+
+    >>> like_regex("a\\_b%.")
+    '(?s)^a_b.*\\.$'
+    """
+    out = ["(?s)^"]
+    chars = iter(like_pattern(pattern))
+    for ch in chars:
+        if ch == "\\":
+            out.append(_re2_literal(next(chars, "")))
+        elif ch == "%":
+            out.append(".*")
+        elif ch == "_":
+            out.append(".")
+        else:
+            out.append(_re2_literal(ch))
+    out.append("$")
+    return "".join(out)
+
+
 _COMPARE = {
     "=": pc.equal,
     "<>": pc.not_equal,
@@ -206,7 +238,7 @@ def _eval(p: Predicate, cols: _Columns, n: int) -> pa.Array:
         )
         return pc.invert(result) if p.negated else result
     if isinstance(p, Like):
-        result = pc.match_like(cols.raw(p.column), p.pattern)
+        result = pc.match_substring_regex(cols.raw(p.column), like_regex(p.pattern))
         return pc.invert(result) if p.negated else result
     if isinstance(p, IsNull):
         result = pc.is_null(cols.raw(p.column))

@@ -30,6 +30,7 @@ from gluecat.expressions.types import (
     Scalar,
     TrueP,
     key_type,
+    like_pattern,
     partition_value,
 )
 
@@ -46,10 +47,10 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 def like_regex(pattern: str) -> re.Pattern[str]:
     """``%`` any run, ``_`` any one character, a backslash makes the next character literal.
 
-    A lone backslash at the very end is ignored, as Arrow's ``match_like`` does (parse rejects it anyway).
+    A lone backslash at the very end is ignored (:func:`like_pattern`).
     """
     out = []
-    chars = iter(pattern)
+    chars = iter(like_pattern(pattern))
     for ch in chars:
         if ch == "\\":
             out.append(re.escape(next(chars, "")))

@@ -275,6 +275,15 @@ def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
     return whole.replace(microsecond=int(fraction.ljust(6, "0"))) if fraction else whole
 
 
+def like_pattern(pattern: str) -> str:
+    """A LIKE pattern without a dangling escape at its end (which escapes nothing and is ignored).
+
+    parse() rejects such a pattern; a pattern built in code gets this one meaning in both evaluators.
+    """
+    trailing = len(pattern) - len(pattern.rstrip("\\"))
+    return pattern[:-1] if trailing % 2 else pattern
+
+
 def is_finite_decimal(text: str) -> bool:
     try:
         return Decimal(text).is_finite()
