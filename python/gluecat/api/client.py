@@ -24,6 +24,7 @@ class Catalog(PartitionOperations):
     """A Glue Data Catalog stored in ``warehouse`` (a local folder or a pyarrow file system URI).
 
     Several processes may open the same warehouse at once; each call sees every commit made before it.
+    ``fsync=False`` trades durability across power failures (not across process crashes) for speed.
     """
 
     exceptions = ExceptionsNamespace()
@@ -35,10 +36,11 @@ class Catalog(PartitionOperations):
         catalog_id: str = "000000000000",
         principal: str | None = None,
         single_writer: bool = False,
+        fsync: bool = True,
         limits: Limits | None = None,
     ) -> None:
         self.warehouse = warehouse
-        self.store = Store(warehouse, single_writer=single_writer)
+        self.store = Store(warehouse, single_writer=single_writer, fsync=fsync)
         self._ctx = Context(
             store=self.store,
             catalog_id=catalog_id,

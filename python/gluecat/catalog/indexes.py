@@ -6,6 +6,8 @@ index document allows (string, char, varchar, the integer types, date).
 
 from __future__ import annotations
 
+import functools
+import re
 import time
 from typing import Any
 
@@ -19,7 +21,7 @@ from gluecat.errors import (
     InvalidInputException,
     ResourceNumberLimitExceededException,
 )
-from gluecat.expressions.types import key_type, partition_value
+from gluecat.expressions.types import KeyType, key_type, partition_value
 from gluecat.store.snapshot import Changes, Snapshot
 
 INDEXABLE_TYPES = {
@@ -69,7 +71,7 @@ def descriptor(table: dict[str, Any], index: dict[str, Any], field: str, *, stat
 BACKFILL_SAMPLE = 10  # partitions reported per backfill error code
 FAILED_KEPT = 10  # a table keeps its last 10 failed indexes
 STALE_CREATING_SECONDS = 60.0  # a CREATING index untouched this long lost its builder; anyone resumes it
-_FORBIDDEN = ("\u0000", "\u0001", "\u0002")
+_FORBIDDEN = re.compile("[\u0000-\u0002]")
 
 
 def table_indexes(snap: Snapshot, table: dict[str, Any]) -> list[dict[str, Any]]:
@@ -91,11 +93,16 @@ def _problem(value: str | None, glue_type: str) -> str | None:
     """The backfill error code a partition value earns on an indexed key, or None if it is fine."""
     if value is None or value == "":
         return "MISSING_PARTITION_VALUE_ERROR"
-    if any(c in value for c in _FORBIDDEN):
+    if _FORBIDDEN.search(value):
         return "UNSUPPORTED_PARTITION_CHARACTER_ERROR"
-    if partition_value(value, key_type(glue_type)) is None:
+    if partition_value(value, _key_type(glue_type)) is None:
         return "INVALID_PARTITION_TYPE_DATA_ERROR"
     return None
+
+
+@functools.lru_cache(maxsize=256)
+def _key_type(glue_type: str) -> KeyType:
+    return key_type(glue_type)
 
 
 def _positions(table: dict[str, Any]) -> dict[str, int]:

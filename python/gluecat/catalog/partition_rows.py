@@ -134,6 +134,16 @@ class IndexLookup:
         return out
 
 
+def delta_map(segment: pa.Table) -> dict[str, bool]:
+    """Identity -> alive, for the rows of one segment (the last row of an identity wins)."""
+    return {
+        str(vk): not tomb
+        for vk, tomb in zip(
+            segment.column("_vk").to_pylist(), segment.column("_tomb").to_pylist(), strict=True
+        )
+    }
+
+
 @dataclass
 class TableView:
     """The merged partitions of one table at one list of segments."""
@@ -143,8 +153,9 @@ class TableView:
     base: pa.Table  # live rows, deduplicated, sorted by _vk
     deltas: list[pa.Table]  # raw rows of newer segments, in commit order
     delta_segments: tuple[str, ...]
+    delta_maps: list[dict[str, bool]] = field(default_factory=list)  # one per delta, same order
     _live: set[str] | None = None
-    _delta_state: dict[str, bool] | None = None
+    _delta_table: pa.Table | None = None
     _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -162,25 +173,13 @@ class TableView:
             base=self.base,
             deltas=self.deltas,
             delta_segments=(),
+            delta_maps=self.delta_maps,
             _live=self._live,
             _lookups=self._lookups,
         )
 
     def delta_rows(self) -> int:
         return sum(d.num_rows for d in self.deltas)
-
-    def delta_state(self) -> dict[str, bool]:
-        """Identity -> alive, for every identity a delta mentions (the last mention wins)."""
-        with self._lock:
-            if self._delta_state is None:
-                state: dict[str, bool] = {}
-                for d in self.deltas:
-                    for vk, tomb in zip(
-                        d.column("_vk").to_pylist(), d.column("_tomb").to_pylist(), strict=True
-                    ):
-                        state[str(vk)] = not tomb
-                self._delta_state = state
-            return self._delta_state
 
     def base_identities(self) -> set[str]:
         with self._lock:
@@ -189,14 +188,20 @@ class TableView:
             return self._live
 
     def exists(self, vk: str) -> bool:
-        state = self.delta_state()
-        if vk in state:
-            return state[vk]
+        for state in reversed(self.delta_maps):
+            if vk in state:
+                return state[vk]
         return vk in self.base_identities()
+
+    def upper_bound(self) -> int:
+        """At least the number of live partitions (cheap; exact when nothing was deleted)."""
+        return self.base.num_rows + self.delta_rows()
 
     def count(self) -> int:
         """Live partitions (exact)."""
-        state = self.delta_state()
+        state: dict[str, bool] = {}
+        for m in self.delta_maps:
+            state.update(m)
         base = self.base_identities()
         added = sum(1 for vk, alive in state.items() if alive and vk not in base)
         removed = sum(1 for vk, alive in state.items() if not alive and vk in base)
@@ -211,15 +216,20 @@ class TableView:
                 self._lookups[name] = found
         return found
 
+    def delta_table(self) -> pa.Table:
+        """All delta rows in commit order, as one table."""
+        with self._lock:
+            if self._delta_table is None:
+                self._delta_table = pa.concat_tables(self.deltas).combine_chunks()
+            return self._delta_table
+
     def select(self, base_rows: pa.Table, delta_filter: Callable[[pa.Table], pa.Table]) -> pa.Table:
         """Merge already-filtered base rows with the deltas' rows that pass ``delta_filter``."""
         if not self.deltas:
             return base_rows
-        hits = [delta_filter(d) for d in self.deltas]
-        hits = [h for h in hits if h.num_rows]
-        if not hits:
+        delta = delta_filter(self.delta_table())
+        if not delta.num_rows:
             return base_rows
-        delta = pa.concat_tables(hits)
         overridden = pc.is_in(base_rows.column("_vk"), value_set=delta.column("_vk"))
         kept = base_rows.filter(pc.invert(overridden))
         merged = dedupe_last(delta)
@@ -244,6 +254,7 @@ def extend(view: TableView, segments: Sequence[str], tables: Sequence[pa.Table])
         base=view.base,
         deltas=view.deltas + list(tables),
         delta_segments=view.delta_segments + tuple(segments),
+        delta_maps=view.delta_maps + [delta_map(t) for t in tables],
         _live=view._live,
         _lookups=view._lookups,
     )

@@ -149,7 +149,8 @@ def _adding(
             continue
         seen.add(vk)
         batch.rows.append((values, _partition_doc(ctx, table, part, now)))
-    if batch.rows and v.count() + len(batch.rows) > ctx.limits.partitions_per_table:
+    limit = ctx.limits.partitions_per_table
+    if batch.rows and v.upper_bound() + len(batch.rows) > limit and v.count() + len(batch.rows) > limit:
         raise ResourceNumberLimitExceededException(
             f"table {table['DatabaseName']}.{table['Name']} would exceed {ctx.limits.partitions_per_table} partitions"
         )

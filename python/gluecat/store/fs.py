@@ -6,6 +6,10 @@ here per file system kind: on a local disk a fully written and fsynced temporary
 its final name, which fails atomically if the name exists (the same trick Delta Lake's local log store
 uses). File systems without such a primitive are opened read-only unless the caller declares itself the
 only writer; docs/storage.md says what an object store must offer.
+
+With ``fsync`` (the default) every file is on stable storage before the commit naming it is published,
+so a commit survives a power failure; without it a commit survives the death of the process (the
+operating system still holds it) but not of the machine.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ class WarehouseFS:
     root: str
     local: bool
     single_writer: bool = False
+    fsync: bool = True
 
     @classmethod
-    def open(cls, warehouse: str, *, single_writer: bool = False) -> WarehouseFS:
+    def open(cls, warehouse: str, *, single_writer: bool = False, fsync: bool = True) -> WarehouseFS:
         """Resolve a local path or a URI (file://, s3://, gs://, ...) to a file system and root."""
         if "://" in warehouse:
             fs, root = pafs.FileSystem.from_uri(warehouse)
@@ -40,7 +45,7 @@ class WarehouseFS:
         local = isinstance(fs, pafs.LocalFileSystem)
         if local:
             root = os.path.abspath(root)
-        return cls(fs=fs, root=root.rstrip("/"), local=local, single_writer=single_writer)
+        return cls(fs=fs, root=root.rstrip("/"), local=local, single_writer=single_writer, fsync=fsync)
 
     def full(self, rel: str) -> str:
         return f"{self.root}/{rel}"
@@ -70,8 +75,9 @@ class WarehouseFS:
             path = self.full(rel)
             with open(path, "xb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+                if self.fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
             return
         with self.fs.open_output_stream(self.full(rel)) as f:
             f.write(data)
@@ -87,8 +93,9 @@ class WarehouseFS:
             tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
             with open(tmp, "xb") as f:
                 f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+                if self.fsync:
+                    f.flush()
+                    os.fsync(f.fileno())
             try:
                 os.link(tmp, path)
             except FileExistsError:

@@ -42,10 +42,11 @@ class Store:
         warehouse: str,
         *,
         single_writer: bool = False,
+        fsync: bool = True,
         checkpoint_interval: int = 100,
         max_attempts: int = 200,
     ) -> None:
-        self.fs = WarehouseFS.open(warehouse, single_writer=single_writer)
+        self.fs = WarehouseFS.open(warehouse, single_writer=single_writer, fsync=fsync)
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
         self._refresh_lock = threading.Lock()
