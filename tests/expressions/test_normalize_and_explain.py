@@ -98,7 +98,18 @@ def test_explain_renders_dates_and_full_scans() -> None:
     )
 
 
-MODULES = ["types", "parse", "bind", "normalize", "plan", "evaluate", "lookup", "reference", "explain"]
+MODULES = [
+    "types",
+    "parse",
+    "bind",
+    "normalize",
+    "plan",
+    "evaluate",
+    "lookup",
+    "reference",
+    "explain",
+    "spark",
+]
 
 
 @pytest.mark.parametrize("name", MODULES)

@@ -18,9 +18,10 @@ from gluecat.expressions.evaluate import evaluate_arrow, plan_mask, range_mask, 
 from gluecat.expressions.explain import explain, explain_text, predicate_text
 from gluecat.expressions.lookup import index_sort_indices, range_slice, typed_index_columns
 from gluecat.expressions.normalize import conjuncts, normalize
-from gluecat.expressions.parse import parse, parse_spark_filters
+from gluecat.expressions.parse import parse
 from gluecat.expressions.plan import plan
 from gluecat.expressions.reference import evaluate_row, row_in_range
+from gluecat.expressions.spark import parse_spark_filters
 from gluecat.expressions.types import (
     And,
     Between,
