@@ -29,7 +29,8 @@ def make_table(catalog: Catalog, name: str, keys: list[tuple[str, str]], **kwarg
 
 
 def part(*values: str) -> dict:
-    return {"Values": list(values), "StorageDescriptor": {"Location": "s3://b/" + "/".join(values) + "/"}}
+    location = "s3://b/" + "/".join(v.encode("unicode_escape").decode() for v in values) + "/"
+    return {"Values": list(values), "StorageDescriptor": {"Location": location}}
 
 
 @pytest.fixture

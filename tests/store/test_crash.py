@@ -109,11 +109,6 @@ def test_a_writer_killed_at_random_moments_leaves_the_last_committed_state(wareh
     assert len(acknowledged) > KILLS, f"seed {seed}: the writer hardly committed anything before the kills"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: Store.commit writes the checkpoint after publishing and lets its error escape, "
-    "so a call whose commit landed raises (python/gluecat/store/store.py, commit())",
-)
 def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_commit_before_it(warehouse: str) -> None:
     """The commit is published before its writer folds a checkpoint; if the checkpoint cannot be
     written (disk full, permissions, an object-store hiccup), the call must still report its landed

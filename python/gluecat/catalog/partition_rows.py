@@ -1,7 +1,7 @@
 """How a table's partitions are laid out in segment files, and the merged view of a table's segments.
 
 A segment is an immutable Parquet file of partition rows: the values as strings (p0..pN-1), their
-identity ``_vk`` (the values joined by U+001F, a character Glue's single-line values cannot contain),
+identity ``_vk`` (the values as a compact JSON array),
 ``_bucket`` (a stable hash of the identity for GetPartitions Segments), ``_tomb`` (a deletion),
 ``Location`` and the rest of the partition as JSON (``doc``). Later segments override earlier ones.
 
@@ -14,6 +14,7 @@ refolded when the deltas grow, so writes cost O(batch) and reads stay fast.
 from __future__ import annotations
 
 import bisect
+import json
 import threading
 import zlib
 from collections.abc import Callable, Sequence
@@ -25,14 +26,14 @@ import pyarrow.compute as pc
 
 from gluecat.store import codec
 
-SEP = "\x1f"
 BUCKETS = 2520  # divisible by every TotalSegments 1..10, so bucket % total splits evenly and stably
 
 Key = tuple[str, ...]
 
 
 def value_key(values: Sequence[str]) -> str:
-    return SEP.join(values)
+    """A partition's identity: its values as compact JSON (injective, whatever characters they hold)."""
+    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
 
 
 def bucket_of(vk: str) -> int:

@@ -8,6 +8,7 @@ checkpoint folds the state into one file so that opening stays fast however long
 
 from __future__ import annotations
 
+import logging
 import random
 import secrets
 import threading
@@ -27,6 +28,7 @@ from gluecat.store.fs import WarehouseFS
 from gluecat.store.snapshot import Changes, Key, Snapshot, apply, empty
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 Build = Callable[[Snapshot], tuple[Changes, T]]
 """A commit's body: given the latest state, check preconditions (raising GlueErrors) and say what changes."""
@@ -158,7 +160,12 @@ class Store:
                         if self._snap.version < version:
                             self._snap = new
                     if version % self.checkpoint_interval == 0:
-                        self._write_checkpoint(new)
+                        # The commit has landed: a checkpoint is only an optimisation, so failing to
+                        # write one must not make the caller believe its change failed.
+                        try:
+                            self._write_checkpoint(new)
+                        except Exception as e:
+                            log.warning("checkpoint at version %d not written: %s", version, e)
                     return result
                 for path in written.paths:  # definitely not committed: nobody will ever name these
                     self.fs.delete(path)
