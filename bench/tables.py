@@ -143,7 +143,7 @@ def main() -> None:
     print(
         f"{args.tables} tables in one database, {args.samples} samples per call; open after {commits} commits"
     )
-    print(f"{'call':<30}{'gluecat p50':>12}{'p90':>9}{'moto p50':>11}{'p90':>9}{'ratio p50':>11}  target")
+    print(f"{'call':<30}{'gluecat p50':>12}{'p90':>10}{'moto p50':>11}{'p90':>10}{'ratio p50':>11}  target")
     for call, samples in g.items():
         gp50, gp90 = summary(samples)
         target = TARGETS_MS.get(call)
@@ -151,10 +151,10 @@ def main() -> None:
         if call in m:
             mp50, mp90 = summary(m[call])
             print(
-                f"{call:<30}{gp50:>10.2f}ms{gp90:>7.2f}ms{mp50:>9.2f}ms{mp90:>7.2f}ms{gp50 / mp50:>10.2f}x  {verdict}"
+                f"{call:<30}{gp50:>10.2f}ms{gp90:>8.2f}ms{mp50:>9.2f}ms{mp90:>8.2f}ms{gp50 / mp50:>10.2f}x  {verdict}"
             )
         else:
-            print(f"{call:<30}{gp50:>10.2f}ms{gp90:>7.2f}ms{'n/a':>11}{'':>9}{'':>11}  {verdict}")
+            print(f"{call:<30}{gp50:>10.2f}ms{gp90:>8.2f}ms{'n/a':>11}{'':>9}{'':>11}  {verdict}")
 
 
 if __name__ == "__main__":
