@@ -92,7 +92,9 @@ def table_commits(warehouse: str) -> list[Commit]:
             if "records" in action
             for rec in files.read_records(fs.read_bytes(action["records"]), action["records"])
         ]
-        tables = [(key[1], doc) for kind, key, doc in records if kind == "table"]
+        tables = [
+            (key[1], None if doc is None else doc.decode()) for kind, key, doc in records if kind == "table"
+        ]
         if entry["operation"] in ("CreateTable", "UpdateTable", "DeleteTable"):
             assert len(tables) == 1, f"version {version} ({entry['operation']}) touches {len(tables)} tables"
             commits.append(Commit(version, entry["operation"], tables[0][0], tables[0][1]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,8 +51,16 @@ class Context:
 
 
 def copy_doc(doc: Any) -> Any:
-    """A caller's own copy of a stored document (stored documents are shared and never mutated)."""
-    return copy.deepcopy(doc)
+    """A caller's own copy of a stored document (stored documents are shared and never mutated).
+
+    Documents hold only dicts, lists and immutable scalars, so this is copy.deepcopy without its
+    memo and dispatch (several times faster, which GetTables of 100 tables notices).
+    """
+    if isinstance(doc, dict):
+        return {k: copy_doc(v) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [copy_doc(v) for v in doc]
+    return doc
 
 
 def require_database(snap: Snapshot, name: str) -> Any:

@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from gluecat.errors import StorageError
 from gluecat.store import codec
 from gluecat.store.layout import FORMAT_VERSION
-from gluecat.store.snapshot import Key
+from gluecat.store.snapshot import Key, Raw
 
 RECORD_SCHEMA = pa.schema(
     [
@@ -62,7 +62,7 @@ def record_table(rows: Iterable[tuple[str, Key, Any | None]]) -> pa.Table:
     for kind, key, doc in rows:
         kinds.append(kind)
         keys.append(list(key))
-        docs.append(None if doc is None else codec.dumps(doc))
+        docs.append(None if doc is None else doc.text if isinstance(doc, Raw) else codec.dumps(doc))
     return pa.Table.from_arrays(
         [
             pa.array(kinds, pa.string()),
@@ -93,7 +93,7 @@ def read_parquet_bytes(data: bytes, name: str) -> pa.Table:
 
 
 def read_records(data: bytes, name: str) -> list[tuple[str, Key, Any | None]]:
-    """The rows of a record file, in order, with documents decoded."""
+    """The rows of a record file, in order; documents stay encoded (Raw) until first read."""
     table = read_parquet_bytes(data, name)
     if not {"kind", "key", "doc"} <= set(table.column_names):
         raise StorageError(f"{name}: not a gluecat record file (columns {table.column_names})")
@@ -108,7 +108,7 @@ def read_records(data: bytes, name: str) -> list[tuple[str, Key, Any | None]]:
             table.column("doc").to_pylist(),
             strict=True,
         ):
-            out.append((str(kind), tuple(key or ()), None if doc is None else codec.loads(doc)))
+            out.append((str(kind), tuple(key or ()), None if doc is None else Raw(str(doc), name)))
     except (ValueError, TypeError) as e:
         raise StorageError(f"{name}: a record could not be decoded ({e})") from e
     return out

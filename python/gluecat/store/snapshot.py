@@ -11,8 +11,33 @@ from typing import Any
 
 import pyarrow as pa
 
+from gluecat.errors import StorageError
+from gluecat.store import codec
+
 Key = tuple[str, ...]
 """The identity of a record within its kind, e.g. (database, table)."""
+
+
+class Raw:
+    """A stored document not decoded yet: opening a warehouse reads tens of thousands of records, and
+    most of them are never looked at before the next checkpoint writes them back unchanged."""
+
+    __slots__ = ("source", "text")
+
+    def __init__(self, text: str, source: str) -> None:
+        self.text = text
+        self.source = source
+
+    def decode(self) -> Any:
+        try:
+            return codec.loads(self.text)
+        except ValueError as e:
+            raise StorageError(f"{self.source}: a record is not valid JSON ({e})") from e
+
+
+def _prefix_end(prefix: Key) -> Key:
+    """The smallest key after every key that starts with ``prefix`` (names never contain U+0000)."""
+    return (*prefix[:-1], prefix[-1] + "\x00")
 
 
 @dataclass(frozen=True)
@@ -31,7 +56,16 @@ class Snapshot:
 
     def get(self, kind: str, key: Key) -> Any | None:
         """The document of one record, or None. Callers must not mutate it."""
-        return self.meta.get(kind, {}).get(key)
+        records = self.meta.get(kind)
+        if records is None:
+            return None
+        doc = records.get(key)
+        if isinstance(doc, Raw):
+            decoded = doc.decode()
+            # Replacing the placeholder by its decoded value changes nothing any snapshot can see.
+            records[key] = decoded  # type: ignore[index]
+            return decoded
+        return doc
 
     def records(self, kind: str) -> Mapping[Key, Any]:
         return self.meta.get(kind, MappingProxyType({}))
@@ -51,13 +85,7 @@ class Snapshot:
     def keys_with_prefix(self, kind: str, prefix: Key) -> list[Key]:
         """The keys of a kind that start with ``prefix``, in order."""
         keys = self.sorted_keys(kind)
-        lo = bisect.bisect_left(keys, prefix)
-        out = []
-        for k in keys[lo:]:
-            if k[: len(prefix)] != prefix:
-                break
-            out.append(k)
-        return out
+        return keys[bisect.bisect_left(keys, prefix) : bisect.bisect_left(keys, _prefix_end(prefix))]
 
     def derived(self, name: Any, compute: Callable[[], Any]) -> Any:
         """A value computed from this snapshot once and then reused (e.g. a table's merged partitions)."""
@@ -118,7 +146,26 @@ def apply(
         for table, path in segment_adds:
             seg.setdefault(table, []).append(path)
         segments = {k: tuple(v) for k, v in seg.items() if v}
-    return Snapshot(version=version, timestamp=timestamp, meta=meta, segments=segments)
+    derived: dict[Any, Any] = {}
+    for kind in copied:
+        before = snap._derived.get(("sorted", kind))
+        if before is not None:
+            # Keep the parent's order up to date instead of sorting every key again after each commit.
+            keys = list(before)
+            for k, key, doc in record_changes:
+                if k != kind:
+                    continue
+                i = bisect.bisect_left(keys, key)
+                present = i < len(keys) and keys[i] == key
+                if doc is None and present:
+                    del keys[i]
+                elif doc is not None and not present:
+                    keys.insert(i, key)
+            derived[("sorted", kind)] = keys
+    for cache_key, value in snap._derived.items():
+        if isinstance(cache_key, tuple) and cache_key[0] == "sorted" and cache_key[1] not in copied:
+            derived[cache_key] = value
+    return Snapshot(version=version, timestamp=timestamp, meta=meta, segments=segments, _derived=derived)
 
 
 def empty(timestamp: datetime) -> Snapshot:

@@ -316,7 +316,8 @@ class Store:
 
     def _initialize(self) -> None:
         for name in self.fs.list_names(layout.LOG_DIR):
-            if not layout.is_temporary(name):
+            # Version 0 may have been published by a concurrent opener since we looked for it.
+            if not layout.is_temporary(name) and name != layout.log_path(0).rsplit("/", 1)[-1]:
                 raise StorageError(
                     f"{self.fs.uri(layout.LOG_DIR + '/' + name)}: the log has entries but no version 0 "
                     "and no checkpoint; refusing to start a new history over it"
