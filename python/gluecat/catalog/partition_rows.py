@@ -31,9 +31,12 @@ BUCKETS = 2520  # divisible by every TotalSegments 1..10, so bucket % total spli
 Key = tuple[str, ...]
 
 
+_VK = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def value_key(values: Sequence[str]) -> str:
     """A partition's identity: its values as compact JSON (injective, whatever characters they hold)."""
-    return json.dumps(list(values), ensure_ascii=False, separators=(",", ":"))
+    return _VK.encode(list(values))
 
 
 def bucket_of(vk: str) -> int:

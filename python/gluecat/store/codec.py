@@ -43,10 +43,14 @@ def _hook(d: dict[str, Any]) -> Any:
     return d
 
 
+_ENCODER = json.JSONEncoder(default=_default, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_DECODER = json.JSONDecoder(object_hook=_hook)
+
+
 def dumps(doc: Any) -> str:
     """Canonical JSON text of a document (sorted keys, no spaces)."""
-    return json.dumps(doc, default=_default, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(doc)
 
 
 def loads(text: str | bytes) -> Any:
-    return json.loads(text, object_hook=_hook)
+    return _DECODER.decode(text if isinstance(text, str) else text.decode())
