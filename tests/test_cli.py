@@ -1,0 +1,75 @@
+"""The gluecat command: the demo warehouse, listing, explaining, compacting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.cli import main
+
+
+@pytest.fixture
+def demo(warehouse: str, capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(["demo", "--no-spark", "--warehouse", warehouse]) == 0
+    out = capsys.readouterr().out
+    assert "database sales: tables ['orders']" in out
+    assert "5 partitions match" in out
+    return warehouse
+
+
+def test_the_demo_is_created_once_and_reused(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--no-spark", "--warehouse", demo]) == 0
+    parts = Catalog(demo).get_partitions(DatabaseName="sales", TableName="orders", MaxResults=1000)[
+        "Partitions"
+    ]
+    assert len(parts) == 4 * 14
+
+
+def test_listing_commands(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["databases", "-w", demo]) == 0
+    assert capsys.readouterr().out.split() == ["sales"]
+    assert main(["tables", "sales", "-w", demo]) == 0
+    assert capsys.readouterr().out.startswith("orders\tEXTERNAL_TABLE\tversion 1")
+    assert main(["table", "sales", "orders", "-w", demo]) == 0
+    assert json.loads(capsys.readouterr().out)["PartitionKeys"][1] == {"Name": "dt", "Type": "date"}
+    assert (
+        main(["partitions", "list", "sales", "orders", "country = 'DE' AND dt < '2024-01-03'", "-w", demo])
+        == 0
+    )
+    assert [line.split("\t")[:2] for line in capsys.readouterr().out.splitlines()] == [
+        ["DE", "2024-01-01"],
+        ["DE", "2024-01-02"],
+    ]
+
+
+def test_explain_says_which_index_and_what_is_filtered_after(
+    demo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(["partitions", "explain", "sales", "orders", "country = 'US' AND dt LIKE '%-1_'", "-w", demo])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "index: by_country_dt on (country, dt), keys used: country" in out
+    assert "residual filter: dt LIKE '%-1_'" in out
+    assert "matching partitions: 5" in out
+    assert main(["partitions", "explain", "sales", "orders", "dt = '2024-01-01'", "-w", demo]) == 0
+    assert "index: none" in capsys.readouterr().out
+
+
+def test_compact_is_a_dry_run_unless_applied(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["compact", "-w", demo]) == 0
+    assert "dry run" in capsys.readouterr().out
+    assert main(["info", "-w", demo]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoints"] == 0
+    assert main(["compact", "--apply", "-w", demo]) == 0
+    assert "checkpoint written" in capsys.readouterr().out
+    assert main(["info", "-w", demo]) == 0
+    assert json.loads(capsys.readouterr().out)["checkpoints"] == 1
+
+
+def test_errors_are_reported_not_raised(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["table", "sales", "nope", "-w", demo]) == 1
+    assert "EntityNotFoundException" in capsys.readouterr().err
