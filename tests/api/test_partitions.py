@@ -496,3 +496,21 @@ def test_many_small_writes_are_merged_and_stay_correct(glue: Catalog) -> None:
     assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="k >= 100")) == sorted(
         [str(i)] for i in range(100, 120) if i % 3
     )
+
+
+def test_get_partitions_as_of_a_time_sees_the_partitions_of_then(glue: Catalog) -> None:
+    import time
+    from datetime import UTC, datetime
+
+    make_table(glue, "t", [("k", "string")])
+    glue.batch_create_partition(DatabaseName="db", TableName="t", PartitionInputList=[part("a"), part("b")])
+    time.sleep(0.01)
+    then = datetime.now(UTC)
+    time.sleep(0.01)
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("c"))
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", QueryAsOfTime=then)) == [
+        ["a"],
+        ["b"],
+    ]
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == [["b"], ["c"]]
