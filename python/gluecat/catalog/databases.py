@@ -18,6 +18,13 @@ from gluecat.errors import AlreadyExistsException, InvalidInputException, Resour
 from gluecat.store.snapshot import Changes, Snapshot
 
 
+def _database_doc(ctx: Context, database_input: dict[str, Any], create_time: datetime) -> dict[str, Any]:
+    """The stored Database: the input, plus what Glue adds (an empty Parameters and permissions list)."""
+    doc = {"Parameters": {}, "CreateTableDefaultPermissions": [], **database_input}
+    doc.update({"CreateTime": create_time, "CatalogId": ctx.catalog_id})
+    return doc
+
+
 def create_database(ctx: Context, database_input: dict[str, Any]) -> None:
     name = database_input["Name"]
 
@@ -28,16 +35,8 @@ def create_database(ctx: Context, database_input: dict[str, Any]) -> None:
             raise ResourceNumberLimitExceededException(
                 f"the catalog already has {ctx.limits.databases} databases, its limit"
             )
-        doc = {
-            "Name": name,
-            "Parameters": {},
-            **{k: v for k, v in database_input.items() if k != "Name"},
-            "CreateTime": datetime.now(UTC),
-            "CatalogId": ctx.catalog_id,
-        }
-        doc.setdefault("CreateTableDefaultPermissions", [])
         changes = Changes()
-        changes.put(DATABASE, (name,), doc)
+        changes.put(DATABASE, (name,), _database_doc(ctx, database_input, datetime.now(UTC)))
         return changes, None
 
     ctx.store.commit("CreateDatabase", build)
@@ -67,20 +66,11 @@ def update_database(ctx: Context, name: str, database_input: dict[str, Any]) -> 
         new_name = database_input["Name"]
         if new_name != name:
             # Glue cannot rename a database: the input's name must be the database's own.
-
             raise InvalidInputException(
                 f"DatabaseInput.Name: {new_name!r} differs from Name {name!r}; databases cannot be renamed"
             )
-        doc = {
-            "Name": name,
-            "Parameters": {},
-            **{k: v for k, v in database_input.items() if k != "Name"},
-            "CreateTime": old["CreateTime"],
-            "CatalogId": ctx.catalog_id,
-        }
-        doc.setdefault("CreateTableDefaultPermissions", [])
         changes = Changes()
-        changes.put(DATABASE, (name,), doc)
+        changes.put(DATABASE, (name,), _database_doc(ctx, database_input, old["CreateTime"]))
         return changes, None
 
     ctx.store.commit("UpdateDatabase", build)
