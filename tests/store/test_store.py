@@ -186,3 +186,21 @@ def test_temporary_files_of_an_interrupted_writer_are_ignored(warehouse: str) ->
     open(os.path.join(warehouse, layout.LOG_DIR, ".tmp-deadbeef"), "w").close()
     s.commit("Put", put("thing", ("x",), 1))
     assert Store(warehouse).latest().get("thing", ("x",)) == 1
+
+
+def test_a_warehouse_on_another_pyarrow_file_system(tmp_path) -> None:
+    """Any pyarrow file system reads a warehouse; one without an exclusive create (object stores)
+    commits only when the caller promises to be the only writer."""
+    import pyarrow.fs as pafs
+
+    local = Store(str(tmp_path / "w"))
+    local.commit("Put", put("thing", ("x",), 1))
+    # SubTreeFileSystem stands for a non-local file system: gluecat uses only pyarrow's API on it.
+    other_fs = pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem())
+    reader = Store("w", filesystem=other_fs)
+    assert reader.latest().get("thing", ("x",)) == 1
+    with pytest.raises(StorageError, match="exclusive create"):
+        reader.commit("Put", put("thing", ("y",), 2))
+    writer = Store("w", filesystem=other_fs, single_writer=True)
+    writer.commit("Put", put("thing", ("y",), 2))
+    assert local.latest().get("thing", ("y",)) == 2

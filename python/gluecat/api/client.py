@@ -11,6 +11,8 @@ import getpass
 from datetime import datetime
 from typing import Any, NoReturn
 
+import pyarrow.fs as pafs
+
 from gluecat.api import shapes
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
@@ -37,10 +39,11 @@ class Catalog(PartitionOperations):
         principal: str | None = None,
         single_writer: bool = False,
         fsync: bool = True,
+        filesystem: pafs.FileSystem | None = None,
         limits: Limits | None = None,
     ) -> None:
         self.warehouse = warehouse
-        self.store = Store(warehouse, single_writer=single_writer, fsync=fsync)
+        self.store = Store(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
         self._ctx = Context(
             store=self.store,
             catalog_id=catalog_id,

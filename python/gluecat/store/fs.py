@@ -36,9 +36,19 @@ class WarehouseFS:
     fsync: bool = True
 
     @classmethod
-    def open(cls, warehouse: str, *, single_writer: bool = False, fsync: bool = True) -> WarehouseFS:
-        """Resolve a local path or a URI (file://, s3://, gs://, ...) to a file system and root."""
-        if "://" in warehouse:
+    def open(
+        cls,
+        warehouse: str,
+        *,
+        single_writer: bool = False,
+        fsync: bool = True,
+        filesystem: pafs.FileSystem | None = None,
+    ) -> WarehouseFS:
+        """Resolve a local path or a URI (file://, s3://, gs://, ...) to a file system and root; or use
+        ``filesystem`` (e.g. an S3FileSystem with its own credentials) with ``warehouse`` a path in it."""
+        if filesystem is not None:
+            fs, root = filesystem, warehouse
+        elif "://" in warehouse:
             fs, root = pafs.FileSystem.from_uri(warehouse)
         else:
             fs, root = pafs.LocalFileSystem(), os.path.abspath(warehouse)

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
 from gluecat.errors import OperationTimeoutException, StorageError
 from gluecat.store import files, layout
@@ -45,10 +46,11 @@ class Store:
         *,
         single_writer: bool = False,
         fsync: bool = True,
+        filesystem: pafs.FileSystem | None = None,
         checkpoint_interval: int = 100,
         max_attempts: int = 200,
     ) -> None:
-        self.fs = WarehouseFS.open(warehouse, single_writer=single_writer, fsync=fsync)
+        self.fs = WarehouseFS.open(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
         self._refresh_lock = threading.Lock()
