@@ -398,13 +398,37 @@ def _lookup_builder(keys: list[tuple[str, str]], index_keys: tuple[str, ...]) ->
     return build
 
 
-def select(ctx: Context, snap: Snapshot, table: dict[str, Any], query: Query) -> pa.Table:
-    """Every live row of the table that matches the query, sorted by identity."""
+@dataclass(frozen=True)
+class Window:
+    """Which part of a query's answer a page wants: after a cursor, in a segment, at most some rows."""
+
+    after: str | None = None
+    segment: dict[str, int] | None = None
+    limit: int | None = None
+
+    def keep(self, rows: pa.Table) -> pa.Table:
+        if self.segment is not None and self.segment["TotalSegments"] > 1:
+            total = self.segment["TotalSegments"]
+            rows = rows.filter(_in_segment(rows.column("_bucket"), self.segment["SegmentNumber"], total))
+        if self.after is not None:
+            rows = rows.filter(pc.greater(rows.column("_vk"), pa.scalar(self.after, pa.string())))
+        return rows
+
+
+def select(
+    ctx: Context, snap: Snapshot, table: dict[str, Any], query: Query, window: Window = Window()
+) -> pa.Table:
+    """The live rows of the table that match the query and fall in the window, sorted by identity.
+
+    With a limit, at least ``limit + 1`` rows are returned when that many exist (so a caller knows there
+    is more), but not necessarily all: the sorted base is cut before merging the newer segments.
+    """
     n = partition_key_count(table)
     v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n)
     keys, plan = query.keys, query.plan
 
     def matching(rows: pa.Table, pred: Any) -> pa.Table:
+        rows = window.keep(rows)
         if isinstance(pred, ex.TrueP) or rows.num_rows == 0:
             return rows
         if isinstance(pred, ex.FalseP):
@@ -421,8 +445,20 @@ def select(ctx: Context, snap: Snapshot, table: dict[str, Any], query: Query) ->
         rows = sorted(lookup.ranges(bounds))
         base_hits = matching(v.base.take(pa.array(rows, pa.int64())), plan.residual)
     else:
-        base_hits = matching(v.base, query.predicate)
-    return v.select(base_hits, lambda d: matching(d, query.predicate))
+        base = v.base
+        if window.after is not None and base.num_rows:
+            # The base is sorted by identity: skip what the cursor has passed without filtering it.
+            behind = pc.less_equal(base.column("_vk"), pa.scalar(window.after, pa.string()))
+            passed = pc.sum(pc.cast(behind, pa.int64())).as_py()
+            base = base.slice(passed or 0)
+        base_hits = matching(base, query.predicate)
+    delta_hits = matching(v.delta_table(), query.predicate) if v.deltas else None
+    if window.limit is not None:
+        # Newer segments can remove at most as many base rows as they have, so this many base rows
+        # always hold the first limit + 1 rows of the merged answer.
+        spare = delta_hits.num_rows if delta_hits is not None else 0
+        base_hits = base_hits.slice(0, window.limit + 1 + spare)
+    return v.select(base_hits, lambda _: delta_hits) if delta_hits is not None else base_hits
 
 
 def _in_segment(buckets: Any, number: int, total: int) -> Any:
@@ -448,14 +484,9 @@ def get_partitions(
     query = plan_query(snap, table, expression)
     token_query = paging.query_digest("GetPartitions", database, table_name, expression, segment, as_of)
     after = paging.read_token(ctx.store.secret, token_query, next_token)
-    rows = select(ctx, snap, table, query)
-    if segment is not None and segment["TotalSegments"] > 1:
-        rows = rows.filter(
-            _in_segment(rows.column("_bucket"), segment["SegmentNumber"], segment["TotalSegments"])
-        )
-    if after is not None:
-        rows = rows.filter(pc.greater(rows.column("_vk"), pa.scalar(str(after), pa.string())))
     limit = max_results or MAX_PAGE
+    window = Window(after=None if after is None else str(after), segment=segment, limit=limit)
+    rows = select(ctx, snap, table, query, window)
     page = rows.slice(0, limit)
     n = partition_key_count(table)
     out: dict[str, Any] = {"Partitions": _rows_to_responses(ctx, table, page, n, exclude_column_schema)}
