@@ -1,0 +1,3 @@
+namespace java com.facebook.fb303
+service FacebookService {
+}
