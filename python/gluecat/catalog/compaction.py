@@ -1,10 +1,12 @@
 """Merging a table's partition segments.
 
-Every partition write adds one small segment, so segments are merged as they accumulate: when a table
-has more than ``MAX_SEGMENTS``, its newest ``MERGE_WIDTH`` segments become one (keeping deletions, which
-may cancel rows of older segments); ``compact_table`` merges all of them into a single base with no
+Every partition write adds one small segment, so segments are merged as they accumulate, size-tiered:
+a segment's tier is log8 of its rows, and once the newest ``MERGE_WIDTH`` segments are all of one tier
+(or smaller) they become one segment of the next tier, keeping deletions (which may cancel rows of
+older segments). A table thus has at most about 8 segments per tier, and each row is rewritten about
+log8(n) times over a table's life. ``compact_table`` merges all segments into a single base with no
 deletions, sorted by the first ACTIVE partition index's keys (by identity otherwise) in row groups with
-Parquet statistics. Each row is rewritten about log_MERGE_WIDTH(n) times over a table's life.
+Parquet statistics.
 
 A merged segment records the segments it replaces in its Parquet metadata (``gluecat.replaces``), so a
 reader whose merged view already covers them swaps names instead of rebuilding.
@@ -13,6 +15,7 @@ reader whose merged view already covers them swaps names instead of rebuilding.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import pyarrow as pa
@@ -26,8 +29,8 @@ from gluecat.expressions import key_type, typed_column
 from gluecat.store.snapshot import Changes, Key, Snapshot
 from gluecat.store.store import Store
 
-MAX_SEGMENTS = 48
-MERGE_WIDTH = 32
+MERGE_WIDTH = 8
+MAX_SEGMENTS = 96  # past this, merge the newest MERGE_WIDTH whatever their sizes
 
 
 def _merged(store: Store, n_keys: int, paths: tuple[str, ...], *, keep_deletions: bool) -> pa.Table:
@@ -65,7 +68,9 @@ def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
     segments = snap.table_segments(key)
     if table is None or len(segments) < 2:
         return False
-    chosen = segments if whole else segments[-MERGE_WIDTH:]
+    chosen = segments if whole else _tail_to_merge(ctx.store, segments)
+    if not chosen:
+        return False
     n_keys = partition_key_count(table)
     rows = _merged(ctx.store, n_keys, chosen, keep_deletions=not whole and len(chosen) < len(segments))
     if whole:
@@ -87,9 +92,27 @@ def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
     return bool(ctx.store.commit("CompactPartitions", build))
 
 
+def _tier(rows: int) -> int:
+    return int(math.log(max(rows, 1), 8))
+
+
+def _tail_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
+    """The newest segments to merge now: MERGE_WIDTH of them at one tier or below, else none."""
+    if len(segments) < MERGE_WIDTH:
+        return ()
+    if len(segments) > MAX_SEGMENTS:
+        return segments[-MERGE_WIDTH:]
+    tail = segments[-MERGE_WIDTH:]
+    tiers = [_tier(store.read_segment(p).num_rows) for p in tail]
+    # Merge only when the oldest of the run is no bigger than the rest's tier: a big segment stays put
+    # until enough segments of its own size have gathered behind it.
+    return tail if tiers[0] <= min(tiers[1:]) or max(tiers) == min(tiers) else ()
+
+
 def maybe_merge(ctx: Context, database: str, name: str) -> None:
-    """Called after a partition write: keep the number of segments bounded."""
-    if len(ctx.store.cached().table_segments((database, name))) > MAX_SEGMENTS:
+    """Called after a partition write: keep the number of segments (and rewrites) logarithmic."""
+    segments = ctx.store.cached().table_segments((database, name))
+    if len(segments) >= MERGE_WIDTH and _tail_to_merge(ctx.store, segments):
         _merge(ctx, database, name, whole=False)
 
 

@@ -35,6 +35,7 @@ Build = Callable[[Snapshot], tuple[Changes, T]]
 """A commit's body: given the latest state, check preconditions (raising GlueErrors) and say what changes."""
 
 _GENESIS_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+SEGMENT_CACHE_ROWS = 2_000_000
 
 
 class Store:
@@ -57,6 +58,7 @@ class Store:
         self._commit_lock = threading.Lock()
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
+        self._segment_cache_rows = 0
         self._old_snapshots: OrderedDict[int, Snapshot] = OrderedDict()
         self._entry_times: dict[int, datetime] = {}
         self.secret = b""
@@ -123,8 +125,11 @@ class Store:
         table = files.read_parquet_bytes(self.fs.read_bytes(path), self.fs.uri(path))
         with self._segment_cache_lock:
             self._segment_cache[path] = table
-            while len(self._segment_cache) > 4096:
-                self._segment_cache.popitem(last=False)
+            self._segment_cache_rows += table.num_rows
+            # Bounded by rows, not files: merged segments are large and superseded ones are dead weight.
+            while self._segment_cache_rows > SEGMENT_CACHE_ROWS and len(self._segment_cache) > 1:
+                _, old = self._segment_cache.popitem(last=False)
+                self._segment_cache_rows -= old.num_rows
         return table
 
     # -- writing -------------------------------------------------------------------------------
