@@ -1,0 +1,119 @@
+"""The nine Hive Metastore calls of the protocol document, answered from a gluecat Catalog."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from gluecat.errors import EntityNotFoundException, GlueError
+from gluecat.hms import mapping
+from gluecat.hms.gen.hive_metastore import ttypes
+
+
+def hive_pattern(pattern: str) -> re.Pattern[str]:
+    """Hive's name patterns: '*' is any run of characters, '|' separates alternatives, case ignored."""
+    alternatives = [re.sub(r"(?<!\.)\*", ".*", part.strip()) for part in pattern.split("|")]
+    try:
+        return re.compile("|".join(f"(?:{a})" for a in alternatives), re.IGNORECASE)
+    except re.error as e:
+        raise ttypes.MetaException(message=f"pattern {pattern!r} is not valid: {e}") from e
+
+
+class Handler:
+    """Implements ThriftHiveMetastore.Iface for the methods gluecat serves (others: UNKNOWN_METHOD)."""
+
+    def __init__(self, catalog: Any) -> None:
+        self.catalog = catalog
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _pages(self, call: Any, key: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
+        while True:
+            resp = call(**kwargs)
+            yield from resp[key]
+            if not resp.get("NextToken"):
+                return
+            kwargs["NextToken"] = resp["NextToken"]
+
+    def _database_names(self) -> list[str]:
+        return [d["Name"] for d in self._pages(self.catalog.get_databases, "DatabaseList")]
+
+    def _tables(self, db_name: str) -> list[dict[str, Any]]:
+        try:
+            return list(self._pages(self.catalog.get_tables, "TableList", DatabaseName=db_name))
+        except EntityNotFoundException:
+            return []  # Hive lists no tables of a database it does not have
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
+
+    # -- the nine methods ----------------------------------------------------------------------
+
+    def get_all_databases(self) -> list[str]:
+        return self._database_names()
+
+    def get_databases(self, pattern: str) -> list[str]:
+        regex = hive_pattern(pattern or "*")
+        return [n for n in self._database_names() if regex.fullmatch(n)]
+
+    def get_database(self, name: str) -> ttypes.Database:
+        try:
+            return mapping.database(self.catalog.get_database(Name=name)["Database"])
+        except EntityNotFoundException as e:
+            raise ttypes.NoSuchObjectException(message=e.message) from e
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
+
+    def get_all_tables(self, db_name: str) -> list[str]:
+        return [t["Name"] for t in self._tables(db_name)]
+
+    def get_tables(self, db_name: str, pattern: str) -> list[str]:
+        regex = hive_pattern(pattern or "*")
+        return [t["Name"] for t in self._tables(db_name) if regex.fullmatch(t["Name"])]
+
+    def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:
+        regex = hive_pattern(pattern or "*")
+        return [
+            t.tableName
+            for t in (mapping.table(doc) for doc in self._tables(db_name))
+            if regex.fullmatch(t.tableName) and (not tableType or t.tableType == tableType)
+        ]
+
+    def _table(self, db_name: str, tbl_name: str) -> dict[str, Any]:
+        try:
+            return dict(self.catalog.get_table(DatabaseName=db_name, Name=tbl_name)["Table"])
+        except EntityNotFoundException as e:
+            raise ttypes.NoSuchObjectException(message=e.message) from e
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
+
+    def get_table(self, dbname: str, tbl_name: str) -> ttypes.Table:
+        return mapping.table(self._table(dbname, tbl_name))
+
+    def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
+        try:
+            table = self._table(db_name, tbl_name)
+        except ttypes.NoSuchObjectException as e:
+            raise ttypes.MetaException(message=e.message) from e  # the IDL declares only MetaException
+        keys = [k["Name"] for k in table.get("PartitionKeys") or []]
+        rows = self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name)
+        columns = [rows.column(k).to_pylist() for k in keys]
+        names = [mapping.partition_name(keys, [str(c[i]) for c in columns]) for i in range(rows.num_rows)]
+        return names if max_parts is None or max_parts < 0 else names[:max_parts]
+
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[ttypes.Partition]:
+        table = self._table(db_name, tbl_name)
+        out: list[ttypes.Partition] = []
+        limit = None if max_parts is None or max_parts < 0 else max_parts
+        if limit == 0:
+            return out
+        try:
+            for p in self._pages(
+                self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name
+            ):
+                out.append(mapping.partition(p, table))
+                if limit is not None and len(out) >= limit:
+                    break
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
+        return out

@@ -1,0 +1,123 @@
+"""Glue objects (boto3-shaped dicts) as Hive Metastore Thrift structures, and Hive's partition names.
+
+Times become i32 seconds since the epoch (0 when Glue has none). A Glue table's type is passed on as
+Hive knows it: EXTERNAL_TABLE (with the parameter EXTERNAL=TRUE that Hive expects), MANAGED_TABLE,
+VIRTUAL_VIEW; a Lake Formation GOVERNED table, or any type Hive does not know, is shown as an
+EXTERNAL_TABLE with its Glue type in the parameter ``glue.table_type``, so Hive clients can read it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from gluecat.hms.gen.hive_metastore import ttypes
+
+HIVE_TABLE_TYPES = {"EXTERNAL_TABLE", "MANAGED_TABLE", "VIRTUAL_VIEW", "MATERIALIZED_VIEW"}
+DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+
+# Hive's FileUtils.charToEscape (on a POSIX server): control characters and "#%'*/:=?\{[]^ and DEL.
+_ESCAPED = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
+
+
+def seconds(ts: datetime | None) -> int:
+    return int(ts.timestamp()) if ts is not None else 0
+
+
+def escape_path_name(value: str | None) -> str:
+    """Hive's FileUtils.escapePathName: %XX for the characters Hive escapes in partition paths."""
+    if value is None or value == "":
+        return DEFAULT_PARTITION_NAME
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
+
+
+def partition_name(keys: list[str], values: list[str]) -> str:
+    """Hive's Warehouse.makePartName: k1=v1/k2=v2, key names lowercased, both escaped."""
+    return "/".join(
+        f"{escape_path_name(k.lower())}={escape_path_name(v)}" for k, v in zip(keys, values, strict=True)
+    )
+
+
+def field_schema(column: dict[str, Any]) -> ttypes.FieldSchema:
+    return ttypes.FieldSchema(
+        name=column["Name"], type=column.get("Type", "string"), comment=column.get("Comment")
+    )
+
+
+def storage_descriptor(
+    sd: dict[str, Any] | None, fallback_columns: list[dict[str, Any]] | None = None
+) -> ttypes.StorageDescriptor:
+    sd = sd or {}
+    serde = sd.get("SerdeInfo") or {}
+    skewed = sd.get("SkewedInfo") or {}
+    given = sd.get("Columns")
+    columns: list[dict[str, Any]] = list(given) if given is not None else list(fallback_columns or [])
+    return ttypes.StorageDescriptor(
+        cols=[field_schema(c) for c in columns],
+        location=sd.get("Location"),
+        inputFormat=sd.get("InputFormat"),
+        outputFormat=sd.get("OutputFormat"),
+        compressed=bool(sd.get("Compressed", False)),
+        numBuckets=sd.get("NumberOfBuckets", -1),
+        serdeInfo=ttypes.SerDeInfo(
+            name=serde.get("Name"),
+            serializationLib=serde.get("SerializationLibrary"),
+            parameters=dict(serde.get("Parameters") or {}),
+        ),
+        bucketCols=list(sd.get("BucketColumns") or []),
+        sortCols=[ttypes.Order(col=o["Column"], order=o["SortOrder"]) for o in sd.get("SortColumns") or []],
+        parameters=dict(sd.get("Parameters") or {}),
+        skewedInfo=ttypes.SkewedInfo(
+            skewedColNames=list(skewed.get("SkewedColumnNames") or []),
+            skewedColValues=[[v] for v in skewed.get("SkewedColumnValues") or []],
+            skewedColValueLocationMaps={},
+        ),
+        storedAsSubDirectories=bool(sd.get("StoredAsSubDirectories", False)),
+    )
+
+
+def database(db: dict[str, Any]) -> ttypes.Database:
+    return ttypes.Database(
+        name=db["Name"],
+        description=db.get("Description"),
+        locationUri=db.get("LocationUri"),
+        parameters=dict(db.get("Parameters") or {}),
+    )
+
+
+def table(t: dict[str, Any]) -> ttypes.Table:
+    parameters = dict(t.get("Parameters") or {})
+    glue_type = t.get("TableType") or "EXTERNAL_TABLE"
+    table_type = glue_type if glue_type in HIVE_TABLE_TYPES else "EXTERNAL_TABLE"
+    if glue_type != table_type:
+        parameters["glue.table_type"] = glue_type
+    if table_type == "EXTERNAL_TABLE":
+        parameters.setdefault("EXTERNAL", "TRUE")
+    return ttypes.Table(
+        tableName=t["Name"],
+        dbName=t["DatabaseName"],
+        owner=t.get("Owner"),
+        createTime=seconds(t.get("CreateTime")),
+        lastAccessTime=seconds(t.get("LastAccessTime")),
+        retention=t.get("Retention", 0),
+        sd=storage_descriptor(t.get("StorageDescriptor")),
+        partitionKeys=[field_schema(k) for k in t.get("PartitionKeys") or []],
+        parameters=parameters,
+        viewOriginalText=t.get("ViewOriginalText"),
+        viewExpandedText=t.get("ViewExpandedText"),
+        tableType=table_type,
+        temporary=False,
+    )
+
+
+def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> ttypes.Partition:
+    columns = (table_doc.get("StorageDescriptor") or {}).get("Columns")
+    return ttypes.Partition(
+        values=list(p["Values"]),
+        dbName=p["DatabaseName"],
+        tableName=p["TableName"],
+        createTime=seconds(p.get("CreationTime")),
+        lastAccessTime=seconds(p.get("LastAccessTime")),
+        sd=storage_descriptor(p.get("StorageDescriptor"), fallback_columns=columns),
+        parameters=dict(p.get("Parameters") or {}),
+    )

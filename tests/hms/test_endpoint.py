@@ -1,0 +1,100 @@
+"""The nine Hive Metastore methods through real Thrift clients, over HTTP and HTTPS, in both protocols."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gluecat.hms.gen.hive_metastore import ttypes
+from gluecat.hms.server import HiveMetastoreServer
+
+from .conftest import client
+
+PROTOCOLS = ["json", "binary"]
+
+
+@pytest.fixture(
+    params=[(p, tls) for p in PROTOCOLS for tls in (False, True)],
+    ids=lambda x: f"{x[0]}-{'https' if x[1] else 'http'}",
+)
+def hms(
+    request: pytest.FixtureRequest,
+    http_server: HiveMetastoreServer,
+    https_server: HiveMetastoreServer,
+    certificate: tuple[Path, Path],
+):
+    protocol, tls = request.param
+    c = client(https_server, protocol, cafile=certificate[0]) if tls else client(http_server, protocol)
+    yield c
+    c._iprot.trans.close()
+
+
+def test_databases(hms) -> None:
+    assert hms.get_all_databases() == ["crm", "sales"]
+    assert hms.get_databases("SAL*") == ["sales"]
+    assert hms.get_databases("crm|nope") == ["crm"]
+    db = hms.get_database("sales")
+    assert (db.name, db.description, db.locationUri) == ("sales", "sales data", "s3://lake/sales")
+    assert hms.get_database("crm").parameters == {"owner": "crm-team"}
+    with pytest.raises(ttypes.NoSuchObjectException, match="nope"):
+        hms.get_database("nope")
+
+
+def test_tables(hms) -> None:
+    assert hms.get_all_tables("sales") == ["big_orders", "order_items", "orders"]
+    assert hms.get_tables("sales", "order*") == ["order_items", "orders"]
+    assert hms.get_tables("sales", "*ORDERS") == ["big_orders", "orders"]
+    assert hms.get_tables_by_type("sales", "*", "VIRTUAL_VIEW") == ["big_orders"]
+    assert hms.get_tables_by_type("sales", "*", "EXTERNAL_TABLE") == ["order_items", "orders"]
+    assert hms.get_all_tables("nope") == []
+
+
+def test_get_table_maps_the_glue_table(hms) -> None:
+    t = hms.get_table("sales", "orders")
+    assert (t.tableName, t.dbName, t.owner, t.tableType) == ("orders", "sales", "etl", "EXTERNAL_TABLE")
+    assert t.parameters == {"classification": "parquet", "EXTERNAL": "TRUE"}
+    assert [(k.name, k.type) for k in t.partitionKeys] == [("Country", "string"), ("dt", "string")]
+    assert [(c.name, c.type, c.comment) for c in t.sd.cols] == [
+        ("id", "bigint", None),
+        ("amount", "double", "USD"),
+    ]
+    assert t.sd.location == "s3://lake/sales/orders"
+    assert t.sd.serdeInfo.serializationLib == "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+    assert t.createTime > 1_600_000_000
+    governed = hms.get_table("sales", "order_items")
+    assert (governed.tableType, governed.parameters["glue.table_type"]) == ("EXTERNAL_TABLE", "GOVERNED")
+    with pytest.raises(ttypes.NoSuchObjectException):
+        hms.get_table("sales", "nope")
+
+
+def test_partitions_and_their_hive_names(hms) -> None:
+    names = hms.get_partition_names("sales", "orders", -1)
+    assert sorted(names) == sorted(
+        f"country={c}/dt={d}" for c in ("US", "UK", "a%2Fb%3Dc") for d in ("2024-01-01", "2024-01-02")
+    )
+    assert len(hms.get_partition_names("sales", "orders", 2)) == 2
+    parts = hms.get_partitions("sales", "orders", -1)
+    assert sorted(tuple(p.values) for p in parts) == sorted(
+        (c, d) for c in ("US", "UK", "a/b=c") for d in ("2024-01-01", "2024-01-02")
+    )
+    us = next(p for p in parts if p.values == ["US", "2024-01-01"])
+    assert (us.dbName, us.tableName, us.sd.location) == (
+        "sales",
+        "orders",
+        "s3://lake/sales/orders/US/2024-01-01",
+    )
+    assert [c.name for c in us.sd.cols] == ["id", "amount"]  # the table's columns when the partition has none
+    assert len(hms.get_partitions("sales", "orders", 3)) == 3
+    with pytest.raises(ttypes.NoSuchObjectException):
+        hms.get_partitions("sales", "nope", -1)
+    with pytest.raises(ttypes.MetaException):
+        hms.get_partition_names("sales", "nope", -1)
+
+
+def test_an_unknown_method_is_a_thrift_application_exception(hms) -> None:
+    from thrift.Thrift import TApplicationException
+
+    with pytest.raises(TApplicationException) as err:
+        hms.get_all_functions()
+    assert err.value.type == TApplicationException.UNKNOWN_METHOD
