@@ -149,3 +149,12 @@ def client(server: HiveMetastoreServer, protocol: str, cafile: Path | None = Non
         proto = TBinaryProtocol.TBinaryProtocol(transport)
     transport.setCustomHeaders(headers)
     return ThriftHiveMetastore.Client(proto)
+
+
+def databases(server: HiveMetastoreServer, protocol: str = "json") -> list[str]:
+    """One get_all_databases call through a fresh client, closed afterwards."""
+    c = client(server, protocol)
+    try:
+        return list(c.get_all_databases())
+    finally:
+        c._iprot.trans.close()
