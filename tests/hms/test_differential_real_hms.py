@@ -7,95 +7,29 @@ normalised here by name, never by dropping a whole structure.
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from thrift.protocol import TBinaryProtocol
-from thrift.transport import TSocket, TTransport
 
 from gluecat import Catalog
 from gluecat.hms import users
-from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore, ttypes
+from gluecat.hms.gen.hive_metastore import ttypes
+from gluecat.hms.reference import ReferenceMetastore
 from gluecat.hms.server import HiveMetastoreServer
 
 from .conftest import PASSWORD, client
 
 pytestmark = pytest.mark.slow
 
-HIVE_SITE = """<?xml version="1.0"?>
-<configuration>
-  <property><name>javax.jdo.option.ConnectionURL</name><value>jdbc:derby:;databaseName={dir}/metastore_db;create=true</value></property>
-  <property><name>datanucleus.schema.autoCreateAll</name><value>true</value></property>
-  <property><name>hive.metastore.schema.verification</name><value>false</value></property>
-  <property><name>hive.metastore.warehouse.dir</name><value>file://{dir}/warehouse</value></property>
-  <property><name>hive.async.log.enabled</name><value>false</value></property>
-</configuration>
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
 
 @pytest.fixture(scope="module")
 def real_hms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    import pyspark
-
-    java = shutil.which("java")
-    if java is None:
-        pytest.fail("a JDK is needed to run the real Hive Metastore")
     folder = tmp_path_factory.mktemp("real-hms")
-    (folder / "hive-site.xml").write_text(HIVE_SITE.format(dir=folder))
-    jars = Path(pyspark.__file__).parent / "jars"
-    port = free_port()
-    log = open(folder / "hms.log", "w")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [
-            java,
-            "-Xmx1g",
-            "-Dlog4j2.contextSelector=org.apache.logging.log4j.core.selector.ClassLoaderContextSelector",
-            "-cp",
-            f"{folder}{os.pathsep}{jars}/*",
-            "org.apache.hadoop.hive.metastore.HiveMetaStore",
-            "-p",
-            str(port),
-        ],
-        cwd=folder,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(
-                        f"the Hive Metastore did not start: {(folder / 'hms.log').read_text()[-2000:]}"
-                    )
-                time.sleep(0.5)
-        transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", port))
-        transport.open()
-        yield ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport)), folder
-        transport.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    with ReferenceMetastore(folder) as hms:
+        hms_client = hms.client()
+        yield hms_client, folder
+        hms_client._iprot.trans.close()
 
 
 PARQUET = {
