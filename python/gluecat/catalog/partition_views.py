@@ -28,29 +28,24 @@ def partition_key_count(table: dict[str, Any]) -> int:
     return len(table.get("PartitionKeys") or [])
 
 
-def _covering_prefix(store: Store, known: tuple[str, ...], segments: tuple[str, ...]) -> int | None:
-    """How many of ``segments`` hold exactly the rows of ``known`` (merged segments say what they
-    replace), or None if they do not line up; the rest of ``segments`` is newer than ``known``."""
-    if segments[: len(known)] == known:
-        return len(known)
+def _expanded(store: Store, known: tuple[str, ...], segments: tuple[str, ...]) -> list[str] | None:
+    """``segments`` with each merged segment that replaced some of ``known`` written as the segments it
+    replaced; None if a replaced file is gone (expired), so the caller rebuilds from the files."""
     known_set = set(known)
-    expanded = 0
-    for i, path in enumerate(segments):
-        if expanded == len(known):
-            return i
+    out: list[str] = []
+    for path in segments:
         if path in known_set:
-            if known[expanded] != path:
-                return None
-            expanded += 1
+            out.append(path)
             continue
         replaces = (store.read_segment(path).schema.metadata or {}).get(b"gluecat.replaces")
-        if replaces is None:
-            return None
-        names = tuple(json.loads(replaces))
-        if known[expanded : expanded + len(names)] != names:
-            return None
-        expanded += len(names)
-    return len(segments) if expanded == len(known) else None
+        names = json.loads(replaces) if replaces is not None else []
+        if any(n in known_set for n in names):
+            if not all(n in known_set or store.fs.exists(n) for n in names):
+                return None
+            out.extend(names)
+        else:
+            out.append(path)
+    return out
 
 
 def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView:
@@ -65,16 +60,13 @@ def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView
     if cached is not None and cached.segments == segments and cached.n_keys == n_keys:
         return cached
     known = cached.segments if cached is not None else ()
-    covered = (
-        _covering_prefix(store, known, segments) if cached is not None and cached.n_keys == n_keys else None
-    )
-    if cached is not None and covered is not None:
-        new_paths = segments[covered:]
-        fresh = extend(
-            cached.renamed(segments[:covered]), new_paths, [store.read_segment(p) for p in new_paths]
-        )
+    expanded = _expanded(store, known, segments) if cached is not None and cached.n_keys == n_keys else None
+    if cached is not None and expanded is not None and tuple(expanded[: len(known)]) == known:
+        # The cached rows are all still there (some now inside merged segments): add only what is newer.
+        new_paths = expanded[len(known) :]
+        fresh = extend(cached, new_paths, [store.read_segment(p) for p in new_paths]).renamed(segments)
         too_big = fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10)
-        if too_big or len(fresh.delta_segments) > MAX_DELTA_SEGMENTS:
+        if too_big or len(fresh.deltas) > MAX_DELTA_SEGMENTS:
             fresh = fold(n_keys, segments, [fresh.base, *fresh.deltas])
     else:
         fresh = fold(n_keys, segments, [store.read_segment(p) for p in segments])
