@@ -103,7 +103,7 @@ def _tail_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
     if len(segments) > MAX_SEGMENTS:
         return segments[-MERGE_WIDTH:]
     tail = segments[-MERGE_WIDTH:]
-    tiers = [_tier(store.read_segment(p).num_rows) for p in tail]
+    tiers = [_tier(store.segment_footer(p)[0]) for p in tail]
     # Merge only when the oldest of the run is no bigger than the rest's tier: a big segment stays put
     # until enough segments of its own size have gathered behind it.
     return tail if tiers[0] <= min(tiers[1:]) or max(tiers) == min(tiers) else ()

@@ -37,7 +37,7 @@ def _expanded(store: Store, known: tuple[str, ...], segments: tuple[str, ...]) -
         if path in known_set:
             out.append(path)
             continue
-        replaces = (store.read_segment(path).schema.metadata or {}).get(b"gluecat.replaces")
+        replaces = store.segment_footer(path)[1].get(b"gluecat.replaces")
         names = json.loads(replaces) if replaces is not None else []
         if any(n in known_set for n in names):
             if not all(n in known_set or store.fs.exists(n) for n in names):

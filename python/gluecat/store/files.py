@@ -114,6 +114,15 @@ def read_records(data: bytes, name: str) -> list[tuple[str, Key, Any | None]]:
     return out
 
 
+def footer(data: bytes, name: str) -> tuple[int, dict[bytes, bytes]]:
+    """Row count and key-value metadata of a Parquet file, without reading its rows."""
+    try:
+        md = pq.read_metadata(pa.BufferReader(data))
+    except (pa.ArrowException, OSError) as e:
+        raise StorageError(f"{name}: not a readable Parquet file ({e})") from e
+    return md.num_rows, dict(md.metadata or {})
+
+
 def file_metadata(data: bytes, name: str) -> dict[str, str]:
     try:
         md = pq.read_metadata(io.BytesIO(data)).metadata or {}

@@ -59,6 +59,7 @@ class Store:
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
         self._segment_cache_rows = 0
+        self._footers: dict[str, tuple[int, dict[bytes, bytes]]] = {}
         self._old_snapshots: OrderedDict[int, Snapshot] = OrderedDict()
         self._entry_times: dict[int, datetime] = {}
         self.secret = b""
@@ -131,6 +132,19 @@ class Store:
                 _, old = self._segment_cache.popitem(last=False)
                 self._segment_cache_rows -= old.num_rows
         return table
+
+    def segment_footer(self, path: str) -> tuple[int, dict[bytes, bytes]]:
+        """A segment's row count and key-value metadata, from its Parquet footer alone (cached)."""
+        found = self._footers.get(path)
+        if found is None:
+            with self._segment_cache_lock:
+                table = self._segment_cache.get(path)
+            if table is not None:
+                found = (table.num_rows, dict(table.schema.metadata or {}))
+            else:
+                found = files.footer(self.fs.read_bytes(path), self.fs.uri(path))
+            self._footers[path] = found
+        return found
 
     # -- writing -------------------------------------------------------------------------------
 
