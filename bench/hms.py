@@ -42,7 +42,7 @@ def gluecat_client(server: HiveMetastoreServer) -> Any:
     transport.setCustomHeaders(
         {"Authorization": "Basic " + base64.b64encode(f"bench:{PASSWORD}".encode()).decode()}
     )
-    return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
+    return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
 
 
 def fill(glue: Catalog, hms: Any, root: str, n: int) -> None:

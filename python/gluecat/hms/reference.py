@@ -89,7 +89,7 @@ class ReferenceMetastore:
 
         transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", self.port))
         transport.open()
-        return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocol(transport))
+        return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
 
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None
