@@ -182,6 +182,22 @@ class TableView:
             _lookups=self._lookups,
         )
 
+    def squashed(self) -> TableView:
+        """The same rows with all deltas as one (the base and its lookup structures kept)."""
+        merged: dict[str, bool] = {}
+        for m in self.delta_maps:
+            merged.update(m)
+        return TableView(
+            n_keys=self.n_keys,
+            base_segments=self.segments,
+            base=self.base,
+            deltas=[self.delta_table()],
+            delta_segments=(),
+            delta_maps=[merged],
+            _live=self._live,
+            _lookups=self._lookups,
+        )
+
     def delta_rows(self) -> int:
         return sum(d.num_rows for d in self.deltas)
 

@@ -19,7 +19,8 @@ from gluecat.store.store import Store
 _LATEST: weakref.WeakKeyDictionary[Store, dict[Key, TableView]] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
-# Refold the in-memory base when the deltas exceed this many rows or segments.
+# Refold the in-memory base when the deltas exceed this many rows (or a tenth of the base); squash the
+# deltas into one when there are more than this many of them (costs only the delta rows).
 MAX_DELTA_ROWS = 50_000
 MAX_DELTA_SEGMENTS = 64
 
@@ -65,9 +66,10 @@ def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView
         # The cached rows are all still there (some now inside merged segments): add only what is newer.
         new_paths = expanded[len(known) :]
         fresh = extend(cached, new_paths, [store.read_segment(p) for p in new_paths]).renamed(segments)
-        too_big = fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10)
-        if too_big or len(fresh.deltas) > MAX_DELTA_SEGMENTS:
+        if fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10):
             fresh = fold(n_keys, segments, [fresh.base, *fresh.deltas])
+        elif len(fresh.deltas) > MAX_DELTA_SEGMENTS:
+            fresh = fresh.squashed()
     else:
         fresh = fold(n_keys, segments, [store.read_segment(p) for p in segments])
     with _LOCK:
