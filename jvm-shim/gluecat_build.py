@@ -14,7 +14,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from setuptools import build_meta as _orig
+from setuptools import build_meta as _orig  # type: ignore[import-untyped]
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ROOT / "jvm-shim" / "src" / "main" / "java"

@@ -1,1 +1,48 @@
-"""gluecat.spark"""
+"""gluecat's Spark catalog plugin: the shim jar, its settings, and ready sessions for PySpark scripts."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+CATALOG_CLASS = "io.gluecat.spark.GlueCatalog"
+
+
+def jar_path() -> Path:
+    """The shim jar shipped in this package (built by the install's build backend)."""
+    jar = Path(__file__).resolve().parent / "gluecat-spark.jar"
+    if not jar.is_file():
+        raise FileNotFoundError(
+            f"{jar} is missing: reinstall gluecat (pip install .) or run python jvm-shim/gluecat_build.py"
+        )
+    return jar
+
+
+def spark_conf(warehouse: str, name: str = "glue") -> dict[str, str]:
+    """The Spark settings that mount a gluecat warehouse as catalog `name`."""
+    return {
+        "spark.jars": str(jar_path()),
+        f"spark.sql.catalog.{name}": CATALOG_CLASS,
+        f"spark.sql.catalog.{name}.warehouse": warehouse,
+    }
+
+
+def session(warehouse: str, name: str = "glue", master: str = "local[2]", **conf: str) -> Any:
+    """A SparkSession with `warehouse` mounted as catalog `name`, its calls served by this process."""
+    from pyspark.java_gateway import ensure_callback_server_started
+    from pyspark.sql import SparkSession
+
+    from gluecat import Catalog
+    from gluecat.spark.backend import Backend
+
+    warehouse = os.path.abspath(warehouse) if "://" not in warehouse else warehouse
+    builder = SparkSession.builder.master(master).config("spark.ui.enabled", "false")
+    for key, value in {**spark_conf(warehouse, name), **conf}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    gateway: Any = spark.sparkContext._gateway
+    ensure_callback_server_started(gateway)
+    # Registered before the catalog is first used: Spark instantiates it lazily on first reference.
+    gateway.jvm.io.gluecat.spark.Registry.register(warehouse, Backend(Catalog(warehouse)))
+    return spark

@@ -1,0 +1,24 @@
+"""One SparkSession for the whole test run: starting Spark costs seconds, each test uses its own namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gluecat.spark import session
+
+
+@pytest.fixture(scope="session")
+def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("spark-warehouse")
+
+
+@pytest.fixture(scope="session")
+def spark(warehouse: Path) -> Iterator[Any]:
+    s = session(str(warehouse), **{"spark.sql.shuffle.partitions": "2"})
+    s.sparkContext.setLogLevel("ERROR")
+    yield s
+    s.stop()

@@ -1,0 +1,36 @@
+"""Namespaces through Spark SQL are Glue databases of the warehouse."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from gluecat import Catalog
+
+
+def test_create_describe_alter_and_drop_namespace(spark: Any, warehouse: Path) -> None:
+    spark.sql("CREATE NAMESPACE glue.ns_life COMMENT 'sales data' WITH DBPROPERTIES ('team'='bi')")
+    assert "ns_life" in [r[0] for r in spark.sql("SHOW NAMESPACES IN glue").collect()]
+    db = Catalog(str(warehouse)).get_database(Name="ns_life")["Database"]
+    assert db["Description"] == "sales data"
+    assert db["Parameters"]["team"] == "bi"
+
+    spark.sql("ALTER NAMESPACE glue.ns_life SET PROPERTIES ('team'='ops')")
+    described = {r[0]: r[1] for r in spark.sql("DESCRIBE NAMESPACE EXTENDED glue.ns_life").collect()}
+    assert described["Comment"] == "sales data"
+    assert "ops" in described["Properties"]
+
+    spark.sql("DROP NAMESPACE glue.ns_life")
+    assert "ns_life" not in [r[0] for r in spark.sql("SHOW NAMESPACES IN glue").collect()]
+
+
+def test_missing_and_duplicate_namespaces_are_spark_errors(spark: Any) -> None:
+    spark.sql("CREATE NAMESPACE glue.ns_dup")
+    with pytest.raises(AnalysisException, match="SCHEMA_ALREADY_EXISTS"):
+        spark.sql("CREATE NAMESPACE glue.ns_dup")
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_FOUND"):
+        spark.sql("DESCRIBE NAMESPACE glue.ns_never_made").collect()
+    spark.sql("DROP NAMESPACE glue.ns_dup")
