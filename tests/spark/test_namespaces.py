@@ -34,3 +34,15 @@ def test_missing_and_duplicate_namespaces_are_spark_errors(spark: Any) -> None:
     with pytest.raises(AnalysisException, match="SCHEMA_NOT_FOUND"):
         spark.sql("DESCRIBE NAMESPACE glue.ns_never_made").collect()
     spark.sql("DROP NAMESPACE glue.ns_dup")
+
+
+def test_show_tables_lists_python_made_tables_and_drop_needs_cascade(spark: Any, warehouse: Path) -> None:
+    cat = Catalog(str(warehouse))
+    cat.create_database(DatabaseInput={"Name": "ns_tables"})
+    cat.create_table(DatabaseName="ns_tables", TableInput={"Name": "orders", "TableType": "EXTERNAL_TABLE"})
+    assert [r.tableName for r in spark.sql("SHOW TABLES IN glue.ns_tables").collect()] == ["orders"]
+
+    with pytest.raises(Exception, match="not empty"):
+        spark.sql("DROP NAMESPACE glue.ns_tables")
+    spark.sql("DROP NAMESPACE glue.ns_tables CASCADE")
+    assert "ns_tables" not in [db["Name"] for db in cat.get_databases()["DatabaseList"]]
