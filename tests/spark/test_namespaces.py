@@ -46,3 +46,22 @@ def test_show_tables_lists_python_made_tables_and_drop_needs_cascade(spark: Any,
         spark.sql("DROP NAMESPACE glue.ns_tables")
     spark.sql("DROP NAMESPACE glue.ns_tables CASCADE")
     assert "ns_tables" not in [db["Name"] for db in cat.get_databases()["DatabaseList"]]
+
+
+def test_describe_table_shows_glue_columns_and_partition_keys(spark: Any, warehouse: Path) -> None:
+    cat = Catalog(str(warehouse))
+    cat.create_database(DatabaseInput={"Name": "ns_describe"})
+    cat.create_table(
+        DatabaseName="ns_describe",
+        TableInput={
+            "Name": "orders",
+            "StorageDescriptor": {"Columns": [{"Name": "amount", "Type": "double", "Comment": "EUR"}]},
+            "PartitionKeys": [{"Name": "dt", "Type": "date"}],
+        },
+    )
+    rows = spark.sql("DESCRIBE TABLE glue.ns_describe.orders").collect()
+    assert [(r.col_name, r.data_type) for r in rows[:2]] == [("amount", "double"), ("dt", "date")]
+    assert ("# Partition Information", "") in [(r.col_name, r.data_type) for r in rows]
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("DESCRIBE TABLE glue.ns_describe.missing")
+    spark.sql("DROP NAMESPACE glue.ns_describe CASCADE")

@@ -94,5 +94,23 @@ class Backend:
     def op_list_tables(self, args: dict[str, Any]) -> list[str]:
         return [t["Name"] for t in _pages(self.catalog.get_tables, "TableList", DatabaseName=args["name"])]
 
+    def op_get_table(self, args: dict[str, Any]) -> dict[str, Any]:
+        table = self.catalog.get_table(DatabaseName=args["database"], Name=args["name"])["Table"]
+        sd = table.get("StorageDescriptor", {})
+
+        def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
+            return [{"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")} for c in cols]
+
+        props = dict(table.get("Parameters", {}))
+        if sd.get("Location"):
+            props["location"] = sd["Location"]
+        if table.get("Description"):
+            props["comment"] = table["Description"]
+        return {
+            "columns": columns(sd.get("Columns", [])),
+            "partition_keys": columns(table.get("PartitionKeys", [])),
+            "properties": props,
+        }
+
     class Java:
         implements = ["io.gluecat.spark.PythonCatalog"]  # noqa: RUF012 (Py4J reads this class attribute)

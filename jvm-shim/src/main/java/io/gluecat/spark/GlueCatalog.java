@@ -188,7 +188,35 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces {
 
     @Override
     public Table loadTable(Identifier ident) throws NoSuchTableException {
-        throw new NoSuchTableException(ident);
+        if (ident.namespace().length != 1) {
+            throw new NoSuchTableException(ident);
+        }
+        ObjectNode args = JSON.createObjectNode().put("database", ident.namespace()[0]).put("name", ident.name());
+        JsonNode t;
+        try {
+            t = call("get_table", args);
+        } catch (GlueError e) {
+            if (e.code.equals("EntityNotFoundException")) {
+                throw new NoSuchTableException(ident);
+            }
+            throw e;
+        }
+        StructType schema = new StructType();
+        List<Transform> parts = new ArrayList<>();
+        for (String group : new String[] {"columns", "partition_keys"}) {
+            for (JsonNode c : t.get(group)) {
+                String col = c.get("name").asText();
+                schema = schema.add(col,
+                    org.apache.spark.sql.types.DataType.fromDDL(c.get("type").asText()),
+                    true, c.get("comment").asText());
+                if (group.equals("partition_keys")) {
+                    parts.add(org.apache.spark.sql.connector.expressions.Expressions.identity(col));
+                }
+            }
+        }
+        Map<String, String> props = new HashMap<>();
+        t.get("properties").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
+        return new GlueTable(name + "." + ident, schema, parts.toArray(new Transform[0]), props);
     }
 
     @Override
