@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -23,14 +25,13 @@ from typing import Any
 from gluecat import Catalog
 from gluecat.hms import users
 from gluecat.hms.gen.hive_metastore import ttypes
-from gluecat.hms.reference import ReferenceMetastore
-from gluecat.hms.server import HiveMetastoreServer
+from gluecat.hms.reference import ReferenceMetastore, free_port
 
 PASSWORD = "bench-password"
 PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 
 
-def gluecat_client(server: HiveMetastoreServer) -> Any:
+def gluecat_client(url: str) -> Any:
     import base64
 
     from thrift.protocol import TBinaryProtocol
@@ -38,7 +39,7 @@ def gluecat_client(server: HiveMetastoreServer) -> Any:
 
     from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
 
-    transport = THttpClient.THttpClient(server.url)
+    transport = THttpClient.THttpClient(url)
     transport.setCustomHeaders(
         {"Authorization": "Basic " + base64.b64encode(f"bench:{PASSWORD}".encode()).decode()}
     )
@@ -175,14 +176,38 @@ def main() -> None:
             glue = Catalog(str(folder / "warehouse"))
             fill(glue, hms, f"file:{folder}/data", args.partitions)
             hms._iprot.trans.close()
-            server = HiveMetastoreServer(glue, users_file).start()
-            rows = []
-            for name, call in calls.items():
-                for clients in (1, 16):
-                    ours = drive(lambda: gluecat_client(server), call, clients, args.seconds)
-                    theirs = drive(reference.client, call, clients, args.seconds)
-                    rows.append((name, clients, ours, theirs))
-            server.stop()
+            # gluecat serves from its own process, as the real metastore does from its JVM (in one
+            # process the server and the 16 client threads would share one interpreter lock).
+            port = free_port()
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gluecat",
+                    "serve",
+                    "--warehouse",
+                    str(folder / "warehouse"),
+                    "--users",
+                    str(users_file),
+                    "--port",
+                    str(port),
+                    "--insecure-http",
+                ],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                assert proc.stdout is not None and b"endpoint on" in proc.stdout.readline()
+                url = f"http://127.0.0.1:{port}/"
+                rows = []
+                for name, call in calls.items():
+                    for clients in (1, 16):
+                        ours = drive(lambda: gluecat_client(url), call, clients, args.seconds)
+                        theirs = drive(reference.client, call, clients, args.seconds)
+                        rows.append((name, clients, ours, theirs))
+            finally:
+                proc.terminate()
+                proc.wait(timeout=20)
     print(
         f"\n{'call':28}{'clients':>8}{'gluecat req/s':>15}{'p50 ms':>9}{'p99 ms':>9}{'HMS req/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}"
     )
