@@ -64,4 +64,9 @@ def test_describe_table_shows_glue_columns_and_partition_keys(spark: Any, wareho
     assert ("# Partition Information", "") in [(r.col_name, r.data_type) for r in rows]
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("DESCRIBE TABLE glue.ns_describe.missing")
-    spark.sql("DROP NAMESPACE glue.ns_describe CASCADE")
+
+    spark.sql("DROP TABLE glue.ns_describe.orders")
+    assert cat.get_tables(DatabaseName="ns_describe")["TableList"] == []
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql("DROP TABLE glue.ns_describe.orders")
+    spark.sql("DROP NAMESPACE glue.ns_describe")

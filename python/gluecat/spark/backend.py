@@ -112,5 +112,8 @@ class Backend:
             "properties": props,
         }
 
+    def op_drop_table(self, args: dict[str, Any]) -> None:
+        self.catalog.delete_table(DatabaseName=args["database"], Name=args["name"])
+
     class Java:
         implements = ["io.gluecat.spark.PythonCatalog"]  # noqa: RUF012 (Py4J reads this class attribute)

@@ -232,7 +232,19 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces {
 
     @Override
     public boolean dropTable(Identifier ident) {
-        throw new UnsupportedOperationException("gluecat: DROP TABLE through Spark is not implemented yet");
+        if (ident.namespace().length != 1) {
+            return false;
+        }
+        ObjectNode args = JSON.createObjectNode().put("database", ident.namespace()[0]).put("name", ident.name());
+        try {
+            call("drop_table", args);
+            return true;
+        } catch (GlueError e) {
+            if (e.code.equals("EntityNotFoundException")) {
+                return false;
+            }
+            throw e;
+        }
     }
 
     @Override
