@@ -70,3 +70,11 @@ def test_describe_table_shows_glue_columns_and_partition_keys(spark: Any, wareho
     with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
         spark.sql("DROP TABLE glue.ns_describe.orders")
     spark.sql("DROP NAMESPACE glue.ns_describe")
+
+
+def test_namespace_location_is_the_glue_location_uri(spark: Any, warehouse: Path) -> None:
+    spark.sql(f"CREATE NAMESPACE glue.ns_loc LOCATION 'file:{warehouse}/elsewhere'")
+    spark.sql(f"ALTER NAMESPACE glue.ns_loc SET LOCATION 'file:{warehouse}/moved'")
+    db = Catalog(str(warehouse)).get_database(Name="ns_loc")["Database"]
+    assert db["LocationUri"] == f"file:{warehouse}/moved"
+    spark.sql("DROP NAMESPACE glue.ns_loc")
