@@ -1,10 +1,9 @@
 """Merging a table's partition segments.
 
-Every partition write adds one small segment, so segments are merged as they accumulate, size-tiered:
-a segment's tier is log8 of its rows, and once the newest ``MERGE_WIDTH`` segments are all of one tier
-(or smaller) they become one segment of the next tier, keeping deletions (which may cancel rows of
-older segments). A table thus has at most about 8 segments per tier, and each row is rewritten about
-log8(n) times over a table's life. ``compact_table`` merges all segments into a single base with no
+Every partition write adds one small segment, so segments are merged as they accumulate: the newest
+``MERGE_WIDTH`` become one, keeping deletions (which may cancel rows of older segments), whenever the
+oldest of them holds at most twice the rows of the rest. Sizes grow geometrically, a table keeps about a
+dozen segments at a million partitions, and each row is rewritten about eight times. ``compact_table`` merges all segments into a single base with no
 deletions, sorted by the first ACTIVE partition index's keys (by identity otherwise) in row groups with
 Parquet statistics.
 
@@ -15,7 +14,6 @@ reader whose merged view already covers them swaps names instead of rebuilding.
 from __future__ import annotations
 
 import json
-import math
 from typing import Any
 
 import pyarrow as pa
@@ -92,25 +90,21 @@ def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
     return bool(ctx.store.commit("CompactPartitions", build))
 
 
-def _tier(rows: int) -> int:
-    return int(math.log(max(rows, 1), 8))
-
-
 def _tail_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
-    """The newest segments to merge now: MERGE_WIDTH of them at one tier or below, else none."""
+    """The newest MERGE_WIDTH segments, when merging them is worth it: their oldest (normally the
+    largest) holds at most twice the rows of the others, so a big segment is rewritten only once
+    enough new rows have gathered behind it (about 8 rewrites per row at a million partitions)."""
     if len(segments) < MERGE_WIDTH:
         return ()
-    if len(segments) > MAX_SEGMENTS:
-        return segments[-MERGE_WIDTH:]
     tail = segments[-MERGE_WIDTH:]
-    tiers = [_tier(store.segment_footer(p)[0]) for p in tail]
-    # Merge only when the oldest of the run is no bigger than the rest's tier: a big segment stays put
-    # until enough segments of its own size have gathered behind it.
-    return tail if tiers[0] <= min(tiers[1:]) or max(tiers) == min(tiers) else ()
+    if len(segments) > MAX_SEGMENTS:
+        return tail
+    rows = [store.segment_footer(p)[0] for p in tail]
+    return tail if rows[0] <= 2 * sum(rows[1:]) else ()
 
 
 def maybe_merge(ctx: Context, database: str, name: str) -> None:
-    """Called after a partition write: keep the number of segments (and rewrites) logarithmic."""
+    """Called after a partition write: keep the number of segments (and rewrites) small."""
     segments = ctx.store.cached().table_segments((database, name))
     if len(segments) >= MERGE_WIDTH and _tail_to_merge(ctx.store, segments):
         _merge(ctx, database, name, whole=False)
