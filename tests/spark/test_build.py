@@ -19,7 +19,9 @@ def test_jar_holds_the_catalog_plugin() -> None:
 def test_spark_conf_prints_the_catalog_settings(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "gluecat", "spark-conf", "--warehouse", str(tmp_path)],
-        check=True, capture_output=True, text=True,
+        check=True,
+        capture_output=True,
+        text=True,
     ).stdout
     settings = dict(line.split(" ", 1) for line in out.splitlines())
     assert settings["spark.sql.catalog.glue"] == CATALOG_CLASS

@@ -99,7 +99,10 @@ class Backend:
         sd = table.get("StorageDescriptor", {})
 
         def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
-            return [{"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")} for c in cols]
+            return [
+                {"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")}
+                for c in cols
+            ]
 
         props = dict(table.get("Parameters", {}))
         if sd.get("Location"):
