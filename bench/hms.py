@@ -35,7 +35,7 @@ def gluecat_client(url: str) -> Any:
     import base64
 
     from thrift.protocol import TBinaryProtocol
-    from thrift.transport import THttpClient
+    from thrift.transport import THttpClient, TTransport
 
     from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
 
@@ -43,7 +43,11 @@ def gluecat_client(url: str) -> Any:
     transport.setCustomHeaders(
         {"Authorization": "Basic " + base64.b64encode(f"bench:{PASSWORD}".encode()).decode()}
     )
-    return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
+    # Buffered, as the reference client's transport is: Thrift's C decoder only reads from a buffered
+    # transport, and a bare THttpClient would make this client decode in pure Python.
+    return ThriftHiveMetastore.Client(
+        TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TBufferedTransport(transport))
+    )
 
 
 def fill(glue: Catalog, hms: Any, root: str, n: int) -> None:
