@@ -1,165 +1,86 @@
 """Request validation: every structure of the Glue documents checked against its field limits.
 
 Each ``check_*`` function takes what the caller passed (any type at all), and returns a normalized deep
-copy (plain dicts, lists, str, int, bool, aware datetimes; database and table names folded to lowercase)
-or raises InvalidInputException naming the full field path and the rule broken, e.g.
+copy (plain dicts, lists, str, int, bool, aware UTC datetimes; database and table names folded to
+lowercase) or raises InvalidInputException naming the full field path and the rule broken, e.g.
 ``TableInput.StorageDescriptor.Columns[2].Name: must be at least 1 byte long``. Lengths are UTF-8 bytes.
-Unknown members of a structure are refused by name, as boto3 refuses unknown parameters.
+Unknown members of a structure are refused by name, as boto3 refuses unknown parameters. A member
+given as None counts as absent. The scalar checks live in gluecat.api.patterns and are re-exported here.
 """
 
 from __future__ import annotations
 
-import math
 import re
-import unicodedata
 from collections.abc import Callable
-from datetime import UTC, datetime
-from typing import Any, Literal, NoReturn
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
 
-from gluecat.errors import InvalidInputException
+from gluecat.api.patterns import (
+    INT32_MAX,
+    INT32_MIN,
+    INT64_MAX,
+    INT64_MIN,
+    Pattern,
+    check_bool,
+    check_catalog_id,
+    check_db_or_table_name,
+    check_enum,
+    check_int,
+    check_max_results,
+    check_name,
+    check_number,
+    check_string,
+    check_text,
+    check_timestamp,
+    check_transaction_id,
+    invalid,
+    reject_unknown,
+    required_int,
+    required_timestamp,
+)
 
-Pattern = Literal["single_line", "multi_line", "custom11"] | None
-
-# Glue's service model patterns, as character classes (no surrogates can occur in a Python str
-# built from valid UTF-8; a lone surrogate is refused explicitly).
-_SINGLE_LINE = re.compile("[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\t]*")
-_MULTI_LINE = re.compile("[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\r\n\t]*")
-_PATTERN_NAMES = {
-    "single_line": "the single-line string pattern (no control characters but tab)",
-    "multi_line": "the URI address multi-line string pattern (no control characters but tab, CR, LF)",
-    "custom11": "letters, digits and punctuation only",
-}
-
-
-def invalid(field: str, why: str) -> NoReturn:
-    raise InvalidInputException(f"{field}: {why}")
-
-
-def _matches(value: str, pattern: Pattern) -> bool:
-    if pattern == "single_line":
-        return _SINGLE_LINE.fullmatch(value) is not None
-    if pattern == "multi_line":
-        return _MULTI_LINE.fullmatch(value) is not None
-    if pattern == "custom11":
-        return all(unicodedata.category(c)[0] in "LNP" for c in value)
-    return True
-
-
-def _utf8_len(value: str, field: str) -> int:
-    try:
-        return len(value.encode("utf-8"))
-    except UnicodeEncodeError:
-        invalid(field, "is not valid UTF-8 (it contains a lone surrogate)")
-
-
-def check_string(
-    value: Any,
-    field: str,
-    *,
-    min_bytes: int = 0,
-    max_bytes: int | None = None,
-    pattern: Pattern = None,
-    required: bool = False,
-) -> str | None:
-    if value is None:
-        if required:
-            invalid(field, "is required")
-        return None
-    if not isinstance(value, str):
-        invalid(field, f"must be a string, not {type(value).__name__}")
-    n = _utf8_len(value, field)
-    if n < min_bytes:
-        invalid(field, f"must be at least {min_bytes} byte{'s' if min_bytes != 1 else ''} long")
-    if max_bytes is not None and n > max_bytes:
-        invalid(field, f"must be at most {max_bytes} bytes long (it is {n})")
-    if not _matches(value, pattern):
-        invalid(field, f"{value[:40]!r} does not match {_PATTERN_NAMES[str(pattern)]}")
-    return value
-
-
-def _required_str(value: Any, field: str, **kwargs: Any) -> str:
-    out = check_string(value, field, required=True, **kwargs)
-    assert out is not None
-    return out
+__all__ = [
+    "Pattern",
+    "check_bool",
+    "check_catalog_id",
+    "check_column",
+    "check_column_statistics",
+    "check_database_input",
+    "check_db_or_table_name",
+    "check_expression",
+    "check_int",
+    "check_max_results",
+    "check_name",
+    "check_number",
+    "check_order",
+    "check_parameters",
+    "check_partition_index",
+    "check_partition_input",
+    "check_partition_value_list",
+    "check_property_predicates",
+    "check_schema_reference",
+    "check_segment",
+    "check_serde_info",
+    "check_skewed_info",
+    "check_sort_criteria",
+    "check_storage_descriptor",
+    "check_string",
+    "check_string_list",
+    "check_table_identifier",
+    "check_table_input",
+    "check_timestamp",
+    "check_transaction_id",
+    "invalid",
+    "reject_unknown",
+]
 
 
-def check_name(value: Any, field: str) -> str:
-    """A Glue entity name: 1..255 bytes, single line."""
-    return _required_str(value, field, min_bytes=1, max_bytes=255, pattern="single_line")
-
-
-def check_db_or_table_name(value: Any, field: str) -> str:
-    """A database or table name, folded to lowercase for Hive compatibility."""
-    return check_name(value, field).lower()
-
-
-def check_int(
-    value: Any, field: str, *, min: int | None = None, max: int | None = None, required: bool = False
-) -> int | None:
-    if value is None:
-        if required:
-            invalid(field, "is required")
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        invalid(field, f"must be an integer, not {type(value).__name__}")
-    if min is not None and value < min:
-        invalid(field, f"must be at least {min} (it is {value})")
-    if max is not None and value > max:
-        invalid(field, f"must be at most {max} (it is {value})")
-    return value
-
-
-def _required_int(value: Any, field: str, **kwargs: Any) -> int:
-    out = check_int(value, field, required=True, **kwargs)
-    assert out is not None
-    return out
-
-
-def check_number(value: Any, field: str, *, min: float | None = None, required: bool = False) -> float | None:
-    if value is None:
-        if required:
-            invalid(field, "is required")
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        invalid(field, f"must be a number, not {type(value).__name__}")
-    if not math.isfinite(value):
-        invalid(field, "must be a finite number")
-    if min is not None and value < min:
-        invalid(field, f"must be at least {min} (it is {value})")
-    return float(value)
-
-
-def check_bool(value: Any, field: str) -> bool | None:
-    if value is None:
-        return None
-    if not isinstance(value, bool):
-        invalid(field, f"must be a boolean, not {type(value).__name__}")
-    return value
-
-
-def check_timestamp(value: Any, field: str, *, required: bool = False) -> datetime | None:
-    """A datetime (naive means UTC, as botocore sends it) or epoch seconds, as an aware UTC datetime."""
-    if value is None:
-        if required:
-            invalid(field, "is required")
-        return None
-    if isinstance(value, datetime):
-        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            return datetime.fromtimestamp(value, UTC)
-        except (OverflowError, OSError, ValueError):
-            invalid(field, f"{value!r} is not a representable time")
-    if isinstance(value, str):
-        try:
-            ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
-        except ValueError:
-            invalid(field, f"{value[:40]!r} is not an ISO-8601 time")
-        return ts.replace(tzinfo=UTC) if ts.tzinfo is None else ts.astimezone(UTC)
-    invalid(field, f"must be a timestamp, not {type(value).__name__}")
+# -- containers -----------------------------------------------------------------------------------
 
 
 def _struct(value: Any, field: str, allowed: set[str], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The caller's dict, after refusing unknown members and missing required ones (not copied)."""
     if not isinstance(value, dict):
         invalid(field, f"must be a structure (dict), not {type(value).__name__}")
     for key in value:
@@ -183,16 +104,27 @@ def _list(value: Any, field: str, *, max_items: int | None = None, min_items: in
     return list(value)
 
 
+def _map(value: Any, field: str) -> dict[Any, Any]:
+    if not isinstance(value, dict):
+        invalid(field, f"must be a map of strings (dict), not {type(value).__name__}")
+    return value
+
+
+def _shown(key: Any) -> str:
+    """A map key in a field path: its repr, cut short. The key's path is "Field key 'k'", as
+    tests/api/test_request_validation.py expects."""
+    return repr(key[:40]) if isinstance(key, str) else repr(key)[:40]
+
+
 def check_parameters(value: Any, field: str) -> dict[str, str] | None:
     """A Parameters map: keys 1..255 bytes single-line, values at most 512000 bytes."""
     if value is None:
         return None
-    if not isinstance(value, dict):
-        invalid(field, f"must be a map of strings, not {type(value).__name__}")
     out: dict[str, str] = {}
-    for k, v in value.items():
-        key = _required_str(k, f"{field} key", min_bytes=1, max_bytes=255, pattern="single_line")
-        out[key] = _required_str(v, f"{field}[{key!r}]", max_bytes=512_000)
+    for k, v in _map(value, field).items():
+        kf = f"{field} key {_shown(k)}"
+        key = check_text(k, kf, min_bytes=1, max_bytes=255, pattern="single_line", show_value=False)
+        out[key] = check_text(v, f"{field}[{key!r}]", max_bytes=512_000)
     return out
 
 
@@ -210,23 +142,19 @@ def check_string_list(
     if items is None:
         return None
     return [
-        _required_str(
+        check_text(
             v, f"{field}[{i}]", min_bytes=item_min_bytes, max_bytes=item_max_bytes, pattern=item_pattern
         )
         for i, v in enumerate(items)
     ]
 
 
-def check_max_results(value: Any, field: str, lo: int, hi: int) -> int | None:
-    return check_int(value, field, min=lo, max=hi)
-
-
-def check_catalog_id(value: Any) -> str | None:
-    return check_string(value, "CatalogId", min_bytes=1, max_bytes=255, pattern="single_line")
-
-
-def check_transaction_id(value: Any) -> str | None:
-    return check_string(value, "TransactionId", min_bytes=1, max_bytes=255, pattern="custom11")
+def _required_list(value: Any, field: str, **kwargs: Any) -> list[Any]:
+    if value is None:
+        invalid(field, "is required")
+    out = _list(value, field, **kwargs)
+    assert out is not None
+    return out
 
 
 # -- the Table API's structures -------------------------------------------------------------------
@@ -236,9 +164,9 @@ def check_column(value: Any, field: str) -> dict[str, Any]:
     v = _struct(value, field, {"Name", "Type", "Comment", "Parameters"}, ("Name",))
     out: dict[str, Any] = {"Name": check_name(v["Name"], f"{field}.Name")}
     if v.get("Type") is not None:
-        out["Type"] = check_string(v["Type"], f"{field}.Type", max_bytes=131_072, pattern="single_line")
+        out["Type"] = check_text(v["Type"], f"{field}.Type", max_bytes=131_072, pattern="single_line")
     if v.get("Comment") is not None:
-        out["Comment"] = check_string(v["Comment"], f"{field}.Comment", max_bytes=255, pattern="single_line")
+        out["Comment"] = check_text(v["Comment"], f"{field}.Comment", max_bytes=255, pattern="single_line")
     if v.get("Parameters") is not None:
         out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")
     return out
@@ -256,39 +184,46 @@ def check_serde_info(value: Any, field: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ("Name", "SerializationLibrary"):
         if v.get(key) is not None:
-            out[key] = check_string(
-                v[key], f"{field}.{key}", min_bytes=1, max_bytes=255, pattern="single_line"
-            )
+            out[key] = check_text(v[key], f"{field}.{key}", min_bytes=1, max_bytes=255, pattern="single_line")
     if v.get("Parameters") is not None:
         out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")
     return out
 
 
 def check_order(value: Any, field: str) -> dict[str, Any]:
+    """An Order: SortOrder 1 is ascending, 0 descending (the document allows nothing else)."""
     v = _struct(value, field, {"Column", "SortOrder"}, ("Column", "SortOrder"))
     return {
         "Column": check_name(v["Column"], f"{field}.Column"),
-        "SortOrder": _required_int(v["SortOrder"], f"{field}.SortOrder", min=0, max=1),
+        "SortOrder": required_int(v["SortOrder"], f"{field}.SortOrder", min=0, max=1),
     }
 
 
 def check_skewed_info(value: Any, field: str) -> dict[str, Any]:
     v = _struct(value, field, {"SkewedColumnNames", "SkewedColumnValues", "SkewedColumnValueLocationMaps"})
     out: dict[str, Any] = {}
-    for key in ("SkewedColumnNames", "SkewedColumnValues"):
-        if v.get(key) is not None:
-            out[key] = check_string_list(v[key], f"{field}.{key}")
-    maps = v.get("SkewedColumnValueLocationMaps")
-    if maps is not None:
-        if not isinstance(maps, dict):
-            invalid(f"{field}.SkewedColumnValueLocationMaps", "must be a map of strings")
-        out["SkewedColumnValueLocationMaps"] = {
-            _required_str(k, f"{field}.SkewedColumnValueLocationMaps key"): _required_str(
-                m, f"{field}.SkewedColumnValueLocationMaps[{k!r}]"
-            )
-            for k, m in maps.items()
-        }
+    if v.get("SkewedColumnNames") is not None:
+        out["SkewedColumnNames"] = check_string_list(
+            v["SkewedColumnNames"],
+            f"{field}.SkewedColumnNames",
+            item_min_bytes=1,
+            item_max_bytes=255,
+            item_pattern="single_line",
+        )
+    if v.get("SkewedColumnValues") is not None:
+        out["SkewedColumnValues"] = check_string_list(v["SkewedColumnValues"], f"{field}.SkewedColumnValues")
+    if v.get("SkewedColumnValueLocationMaps") is not None:
+        mf = f"{field}.SkewedColumnValueLocationMaps"
+        maps: dict[str, str] = {}
+        for k, loc in _map(v["SkewedColumnValueLocationMaps"], mf).items():
+            key = check_text(k, f"{mf} key {_shown(k)}", show_value=False)
+            maps[key] = check_text(loc, f"{mf}[{key!r}]")
+        out["SkewedColumnValueLocationMaps"] = maps
     return out
+
+
+# Custom string pattern #12 of Glue's service model: a lowercase UUID.
+_SCHEMA_VERSION_ID = re.compile("[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}")
 
 
 def check_schema_reference(value: Any, field: str) -> dict[str, Any]:
@@ -297,20 +232,19 @@ def check_schema_reference(value: Any, field: str) -> dict[str, Any]:
     if v.get("SchemaId") is not None:
         sid = _struct(v["SchemaId"], f"{field}.SchemaId", {"SchemaArn", "SchemaName", "RegistryName"})
         out["SchemaId"] = {
-            k: check_string(
-                sid[k], f"{field}.SchemaId.{k}", min_bytes=1, max_bytes=255 if k != "SchemaArn" else 10240
+            k: check_text(
+                sid[k], f"{field}.SchemaId.{k}", min_bytes=1, max_bytes=10_240 if k == "SchemaArn" else 255
             )
-            for k in sid
-            if sid[k] is not None
+            for k in ("SchemaArn", "SchemaName", "RegistryName")
+            if sid.get(k) is not None
         }
+        if not out["SchemaId"]:
+            invalid(f"{field}.SchemaId", "needs SchemaArn or SchemaName")
     if v.get("SchemaVersionId") is not None:
-        out["SchemaVersionId"] = check_string(
-            v["SchemaVersionId"],
-            f"{field}.SchemaVersionId",
-            min_bytes=36,
-            max_bytes=36,
-            pattern="single_line",
-        )
+        vid = check_text(v["SchemaVersionId"], f"{field}.SchemaVersionId", min_bytes=36, max_bytes=36)
+        if _SCHEMA_VERSION_ID.fullmatch(vid) is None:
+            invalid(f"{field}.SchemaVersionId", f"{vid!r} does not match Custom string pattern #12 (a UUID)")
+        out["SchemaVersionId"] = vid
     if v.get("SchemaVersionNumber") is not None:
         out["SchemaVersionNumber"] = check_int(
             v["SchemaVersionNumber"], f"{field}.SchemaVersionNumber", min=1, max=100_000
@@ -344,21 +278,26 @@ def check_storage_descriptor(value: Any, field: str) -> dict[str, Any]:
     if v.get("Columns") is not None:
         out["Columns"] = _columns(v["Columns"], f"{field}.Columns")
     if v.get("Location") is not None:
-        out["Location"] = check_string(
-            v["Location"], f"{field}.Location", max_bytes=2056, pattern="multi_line"
-        )
+        out["Location"] = check_text(v["Location"], f"{field}.Location", max_bytes=2056, pattern="multi_line")
     if v.get("AdditionalLocations") is not None:
+        # The document says only "UTF-8 strings"; the service model makes each a Location string.
         out["AdditionalLocations"] = check_string_list(
-            v["AdditionalLocations"], f"{field}.AdditionalLocations"
+            v["AdditionalLocations"],
+            f"{field}.AdditionalLocations",
+            item_max_bytes=2056,
+            item_pattern="multi_line",
         )
     for key in ("InputFormat", "OutputFormat"):
         if v.get(key) is not None:
-            out[key] = check_string(v[key], f"{field}.{key}", max_bytes=128, pattern="single_line")
+            out[key] = check_text(v[key], f"{field}.{key}", max_bytes=128, pattern="single_line")
     for key in ("Compressed", "StoredAsSubDirectories"):
         if v.get(key) is not None:
             out[key] = check_bool(v[key], f"{field}.{key}")
     if v.get("NumberOfBuckets") is not None:
-        out["NumberOfBuckets"] = check_int(v["NumberOfBuckets"], f"{field}.NumberOfBuckets")
+        # Hive writes -1 for "not bucketed", so no lower bound but Glue's 32-bit Integer.
+        out["NumberOfBuckets"] = check_int(
+            v["NumberOfBuckets"], f"{field}.NumberOfBuckets", min=INT32_MIN, max=INT32_MAX
+        )
     if v.get("SerdeInfo") is not None:
         out["SerdeInfo"] = check_serde_info(v["SerdeInfo"], f"{field}.SerdeInfo")
     if v.get("BucketColumns") is not None:
@@ -370,10 +309,8 @@ def check_storage_descriptor(value: Any, field: str) -> dict[str, Any]:
             item_pattern="single_line",
         )
     if v.get("SortColumns") is not None:
-        out["SortColumns"] = [
-            check_order(o, f"{field}.SortColumns[{i}]")
-            for i, o in enumerate(_list(v["SortColumns"], f"{field}.SortColumns") or [])
-        ]
+        sort_columns = _list(v["SortColumns"], f"{field}.SortColumns") or []
+        out["SortColumns"] = [check_order(o, f"{field}.SortColumns[{i}]") for i, o in enumerate(sort_columns)]
     if v.get("Parameters") is not None:
         out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")
     if v.get("SkewedInfo") is not None:
@@ -386,7 +323,7 @@ def check_storage_descriptor(value: Any, field: str) -> dict[str, Any]:
 def check_table_identifier(value: Any, field: str) -> dict[str, Any]:
     v = _struct(value, field, {"CatalogId", "DatabaseName", "Name", "Region"})
     return {
-        k: check_string(v[k], f"{field}.{k}", min_bytes=1, max_bytes=255, pattern="single_line")
+        k: check_text(v[k], f"{field}.{k}", min_bytes=1, max_bytes=255, pattern="single_line")
         for k in ("CatalogId", "DatabaseName", "Name", "Region")
         if v.get(k) is not None
     }
@@ -413,21 +350,22 @@ _TABLE_INPUT_FIELDS = {
 def check_table_input(value: Any, field: str = "TableInput") -> dict[str, Any]:
     v = _struct(value, field, _TABLE_INPUT_FIELDS, ("Name",))
     if v.get("ViewDefinition") is not None:
+        # Newer Glue has it; the document does not, so it is named rather than silently dropped.
         invalid(f"{field}.ViewDefinition", "multi-dialect views are not supported by gluecat")
     out: dict[str, Any] = {"Name": check_db_or_table_name(v["Name"], f"{field}.Name")}
     if v.get("Description") is not None:
-        out["Description"] = check_string(
+        out["Description"] = check_text(
             v["Description"], f"{field}.Description", max_bytes=2048, pattern="multi_line"
         )
     if v.get("Owner") is not None:
-        out["Owner"] = check_string(
+        out["Owner"] = check_text(
             v["Owner"], f"{field}.Owner", min_bytes=1, max_bytes=255, pattern="single_line"
         )
     for key in ("LastAccessTime", "LastAnalyzedTime"):
         if v.get(key) is not None:
             out[key] = check_timestamp(v[key], f"{field}.{key}")
     if v.get("Retention") is not None:
-        out["Retention"] = check_int(v["Retention"], f"{field}.Retention", min=0)
+        out["Retention"] = check_int(v["Retention"], f"{field}.Retention", min=0, max=INT32_MAX)
     if v.get("StorageDescriptor") is not None:
         out["StorageDescriptor"] = check_storage_descriptor(
             v["StorageDescriptor"], f"{field}.StorageDescriptor"
@@ -436,9 +374,9 @@ def check_table_input(value: Any, field: str = "TableInput") -> dict[str, Any]:
         out["PartitionKeys"] = _columns(v["PartitionKeys"], f"{field}.PartitionKeys")
     for key in ("ViewOriginalText", "ViewExpandedText"):
         if v.get(key) is not None:
-            out[key] = check_string(v[key], f"{field}.{key}", max_bytes=409_600)
+            out[key] = check_text(v[key], f"{field}.{key}", max_bytes=409_600)
     if v.get("TableType") is not None:
-        out["TableType"] = check_string(v["TableType"], f"{field}.TableType", max_bytes=255)
+        out["TableType"] = check_text(v["TableType"], f"{field}.TableType", max_bytes=255)
     if v.get("Parameters") is not None:
         out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")
     if v.get("TargetTable") is not None:
@@ -448,6 +386,7 @@ def check_table_input(value: Any, field: str = "TableInput") -> dict[str, Any]:
 
 
 def _check_key_names(table: dict[str, Any], field: str) -> None:
+    """Partition keys are unique and are not also data columns (Hive compares names case-insensitively)."""
     keys = table.get("PartitionKeys") or []
     seen: dict[str, int] = {}
     for i, key in enumerate(keys):
@@ -459,15 +398,18 @@ def _check_key_names(table: dict[str, Any], field: str) -> None:
         seen[name] = i
     columns = (table.get("StorageDescriptor") or {}).get("Columns") or []
     for j, col in enumerate(columns):
-        if col["Name"].lower() in seen:
-            i = seen[col["Name"].lower()]
+        k = seen.get(col["Name"].lower())
+        if k is not None:
             invalid(
-                f"{field}.PartitionKeys[{i}].Name",
-                f"{keys[i]['Name']!r} is also StorageDescriptor.Columns[{j}]; a partition key cannot be a column",
+                f"{field}.PartitionKeys[{k}].Name",
+                f"{keys[k]['Name']!r} is also StorageDescriptor.Columns[{j}] ({col['Name']!r}); "
+                "a partition key cannot be a column",
             )
 
 
-_PERMISSIONS = {
+# -- DatabaseInput --------------------------------------------------------------------------------
+
+_PERMISSIONS = (
     "ALL",
     "SELECT",
     "ALTER",
@@ -477,7 +419,28 @@ _PERMISSIONS = {
     "CREATE_DATABASE",
     "CREATE_TABLE",
     "DATA_LOCATION_ACCESS",
-}
+)
+
+
+def _principal_permissions(value: Any, field: str) -> dict[str, Any]:
+    p = _struct(value, field, {"Principal", "Permissions"})
+    out: dict[str, Any] = {}
+    if p.get("Principal") is not None:
+        principal = _struct(p["Principal"], f"{field}.Principal", {"DataLakePrincipalIdentifier"})
+        out["Principal"] = {}
+        if principal.get("DataLakePrincipalIdentifier") is not None:
+            out["Principal"]["DataLakePrincipalIdentifier"] = check_text(
+                principal["DataLakePrincipalIdentifier"],
+                f"{field}.Principal.DataLakePrincipalIdentifier",
+                min_bytes=1,
+                max_bytes=255,
+            )
+    if p.get("Permissions") is not None:
+        names = _list(p["Permissions"], f"{field}.Permissions") or []
+        out["Permissions"] = [
+            check_enum(name, f"{field}.Permissions[{j}]", _PERMISSIONS) for j, name in enumerate(names)
+        ]
+    return out
 
 
 def check_database_input(value: Any, field: str = "DatabaseInput") -> dict[str, Any]:
@@ -497,69 +460,40 @@ def check_database_input(value: Any, field: str = "DatabaseInput") -> dict[str, 
     )
     out: dict[str, Any] = {"Name": check_db_or_table_name(v["Name"], f"{field}.Name")}
     if v.get("Description") is not None:
-        out["Description"] = check_string(
+        out["Description"] = check_text(
             v["Description"], f"{field}.Description", max_bytes=2048, pattern="multi_line"
         )
     if v.get("LocationUri") is not None:
-        out["LocationUri"] = check_string(
+        out["LocationUri"] = check_text(
             v["LocationUri"], f"{field}.LocationUri", min_bytes=1, max_bytes=1024, pattern="multi_line"
         )
     if v.get("Parameters") is not None:
         out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")
-    perms = _list(v.get("CreateTableDefaultPermissions"), f"{field}.CreateTableDefaultPermissions")
-    if perms is not None:
-        checked = []
-        for i, p in enumerate(perms):
-            pf = f"{field}.CreateTableDefaultPermissions[{i}]"
-            p = _struct(p, pf, {"Principal", "Permissions"})
-            entry: dict[str, Any] = {}
-            if p.get("Principal") is not None:
-                principal = _struct(p["Principal"], f"{pf}.Principal", {"DataLakePrincipalIdentifier"})
-                entry["Principal"] = {
-                    k: check_string(principal[k], f"{pf}.Principal.{k}", min_bytes=1, max_bytes=255)
-                    for k in principal
-                    if principal[k] is not None
-                }
-            if p.get("Permissions") is not None:
-                names = check_string_list(p["Permissions"], f"{pf}.Permissions") or []
-                for j, name in enumerate(names):
-                    if name not in _PERMISSIONS:
-                        invalid(
-                            f"{pf}.Permissions[{j}]",
-                            f"{name!r} is not one of {', '.join(sorted(_PERMISSIONS))}",
-                        )
-                entry["Permissions"] = names
-            checked.append(entry)
-        out["CreateTableDefaultPermissions"] = checked
+    if v.get("CreateTableDefaultPermissions") is not None:
+        pf = f"{field}.CreateTableDefaultPermissions"
+        perms = _list(v["CreateTableDefaultPermissions"], pf) or []
+        out["CreateTableDefaultPermissions"] = [
+            _principal_permissions(p, f"{pf}[{i}]") for i, p in enumerate(perms)
+        ]
     if v.get("TargetDatabase") is not None:
         t = _struct(v["TargetDatabase"], f"{field}.TargetDatabase", {"CatalogId", "DatabaseName", "Region"})
         out["TargetDatabase"] = {
-            k: check_string(
+            k: check_text(
                 t[k], f"{field}.TargetDatabase.{k}", min_bytes=1, max_bytes=255, pattern="single_line"
             )
-            for k in t
-            if t[k] is not None
+            for k in ("CatalogId", "DatabaseName", "Region")
+            if t.get(k) is not None
         }
     if v.get("FederatedDatabase") is not None:
         f = _struct(v["FederatedDatabase"], f"{field}.FederatedDatabase", {"Identifier", "ConnectionName"})
-        fed: dict[str, Any] = {}
-        if f.get("Identifier") is not None:
-            fed["Identifier"] = check_string(
-                f["Identifier"],
-                f"{field}.FederatedDatabase.Identifier",
-                min_bytes=1,
-                max_bytes=512,
-                pattern="single_line",
+        limits = {"Identifier": 512, "ConnectionName": 255}
+        out["FederatedDatabase"] = {
+            k: check_text(
+                f[k], f"{field}.FederatedDatabase.{k}", min_bytes=1, max_bytes=limit, pattern="single_line"
             )
-        if f.get("ConnectionName") is not None:
-            fed["ConnectionName"] = check_string(
-                f["ConnectionName"],
-                f"{field}.FederatedDatabase.ConnectionName",
-                min_bytes=1,
-                max_bytes=255,
-                pattern="single_line",
-            )
-        out["FederatedDatabase"] = fed
+            for k, limit in limits.items()
+            if f.get(k) is not None
+        }
     return out
 
 
@@ -567,16 +501,16 @@ def check_database_input(value: Any, field: str = "DatabaseInput") -> dict[str, 
 
 
 def _values(value: Any, field: str) -> list[str]:
-    items = _list(value, field)
-    if items is None:
-        invalid(field, "is required")
-    return [_required_str(v, f"{field}[{i}]", max_bytes=1024) for i, v in enumerate(items)]
+    # No pattern: partition values may hold any text; only an index restricts them (document 004).
+    items = _required_list(value, field)
+    return [check_text(v, f"{field}[{i}]", max_bytes=1024) for i, v in enumerate(items)]
 
 
 def check_partition_input(value: Any, field: str = "PartitionInput") -> dict[str, Any]:
     v = _struct(
         value, field, {"Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime"}
     )
+    # The SDK lets Values out; the document says a valid input must have them.
     out: dict[str, Any] = {"Values": _values(v.get("Values"), f"{field}.Values")}
     for key in ("LastAccessTime", "LastAnalyzedTime"):
         if v.get(key) is not None:
@@ -608,31 +542,34 @@ def check_partition_index(value: Any, field: str = "PartitionIndex") -> dict[str
         )
         or []
     )
-    seen: set[str] = set()
+    seen: dict[str, int] = {}
     for i, key in enumerate(keys):
         if key.lower() in seen:
-            invalid(f"{field}.Keys[{i}]", f"{key!r} appears twice")
-        seen.add(key.lower())
+            invalid(f"{field}.Keys[{i}]", f"{key!r} appears twice (also Keys[{seen[key.lower()]}])")
+        seen[key.lower()] = i
     return {"IndexName": check_name(v["IndexName"], f"{field}.IndexName"), "Keys": keys}
 
 
 def check_segment(value: Any, field: str = "Segment") -> dict[str, int]:
     v = _struct(value, field, {"SegmentNumber", "TotalSegments"}, ("SegmentNumber", "TotalSegments"))
-    number = _required_int(v["SegmentNumber"], f"{field}.SegmentNumber", min=0)
-    total = _required_int(v["TotalSegments"], f"{field}.TotalSegments", min=1, max=10)
+    number = required_int(v["SegmentNumber"], f"{field}.SegmentNumber", min=0, max=INT32_MAX)
+    total = required_int(v["TotalSegments"], f"{field}.TotalSegments", min=1, max=10)
     if number >= total:
         invalid(f"{field}.SegmentNumber", f"{number} must be less than TotalSegments ({total})")
     return {"SegmentNumber": number, "TotalSegments": total}
 
 
-def check_expression(value: Any, field: str = "Expression", max_bytes: int = 2048) -> str | None:
-    """A GetPartitions Expression: a predicate string of at most 2048 bytes (multi-line pattern)."""
-    return check_string(value, field, max_bytes=max_bytes, pattern="multi_line")
+def check_expression(
+    value: Any, field: str = "Expression", max_bytes: int = 2048, *, pattern: Pattern = "multi_line"
+) -> str | None:
+    """An Expression of at most ``max_bytes`` bytes. GetPartitions' is a predicate string matching the
+    URI address multi-line pattern (the default); GetTables' is single-line (pass pattern="single_line")."""
+    return check_string(value, field, max_bytes=max_bytes, pattern=pattern)
 
 
 # -- SearchTables -----------------------------------------------------------------------------------
 
-_COMPARATORS = {"EQUALS", "GREATER_THAN", "LESS_THAN", "GREATER_THAN_EQUALS", "LESS_THAN_EQUALS"}
+_COMPARATORS = ("EQUALS", "GREATER_THAN", "LESS_THAN", "GREATER_THAN_EQUALS", "LESS_THAN_EQUALS")
 
 
 def check_sort_criteria(value: Any, field: str = "SortCriteria") -> list[dict[str, Any]] | None:
@@ -644,11 +581,9 @@ def check_sort_criteria(value: Any, field: str = "SortCriteria") -> list[dict[st
         c = _struct(c, f"{field}[{i}]", {"FieldName", "Sort"})
         entry: dict[str, Any] = {}
         if c.get("FieldName") is not None:
-            entry["FieldName"] = check_string(c["FieldName"], f"{field}[{i}].FieldName", max_bytes=1024)
+            entry["FieldName"] = check_text(c["FieldName"], f"{field}[{i}].FieldName", max_bytes=1024)
         if c.get("Sort") is not None:
-            if c["Sort"] not in ("ASC", "DESC"):
-                invalid(f"{field}[{i}].Sort", f"{c['Sort']!r} is not ASC or DESC")
-            entry["Sort"] = c["Sort"]
+            entry["Sort"] = check_enum(c["Sort"], f"{field}[{i}].Sort", ("ASC", "DESC"))
         out.append(entry)
     return out
 
@@ -663,28 +598,19 @@ def check_property_predicates(value: Any, field: str = "Filters") -> list[dict[s
         entry: dict[str, Any] = {}
         for key in ("Key", "Value"):
             if p.get(key) is not None:
-                entry[key] = check_string(p[key], f"{field}[{i}].{key}", max_bytes=1024)
+                entry[key] = check_text(p[key], f"{field}[{i}].{key}", max_bytes=1024)
         if p.get("Comparator") is not None:
-            if p["Comparator"] not in _COMPARATORS:
-                invalid(
-                    f"{field}[{i}].Comparator",
-                    f"{p['Comparator']!r} is not one of {', '.join(sorted(_COMPARATORS))}",
-                )
-            entry["Comparator"] = p["Comparator"]
+            entry["Comparator"] = check_enum(p["Comparator"], f"{field}[{i}].Comparator", _COMPARATORS)
         out.append(entry)
     return out
 
 
 # -- column statistics ----------------------------------------------------------------------------
 
-_COUNT = {"min": 0}
 
-
-def _counts(v: dict[str, Any], field: str, names: tuple[str, ...]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for name in names:
-        out[name] = _required_int(v.get(name), f"{field}.{name}", **_COUNT)
-    return out
+def _counts(v: dict[str, Any], field: str, names: tuple[str, ...]) -> dict[str, int]:
+    """Glue's NonNegativeLong counts: required, 0..2^63-1."""
+    return {name: required_int(v.get(name), f"{field}.{name}", min=0, max=INT64_MAX) for name in names}
 
 
 def _min_max(v: dict[str, Any], field: str, check: Callable[[Any, str], Any]) -> dict[str, Any]:
@@ -693,26 +619,33 @@ def _min_max(v: dict[str, Any], field: str, check: Callable[[Any, str], Any]) ->
         if v.get(name) is not None:
             out[name] = check(v[name], f"{field}.{name}")
     lo, hi = out.get("MinimumValue"), out.get("MaximumValue")
-    if lo is not None and hi is not None and _order_value(lo) > _order_value(hi):
+    if lo is not None and hi is not None and _comparable(lo) > _comparable(hi):
         invalid(f"{field}.MinimumValue", "is greater than MaximumValue")
     return out
 
 
-def _order_value(v: Any) -> Any:
-    if isinstance(v, dict):  # a DecimalNumber
-        return int.from_bytes(v["UnscaledValue"], "big", signed=True) / (10 ** v["Scale"])
+def _comparable(v: Any) -> Any:
+    if isinstance(v, dict):
+        # A DecimalNumber, compared exactly: a float would round, and 10**Scale could be huge.
+        return Decimal(f"{int.from_bytes(v['UnscaledValue'], 'big', signed=True)}E{-v['Scale']}")
     return v
 
 
 def _decimal_number(value: Any, field: str) -> dict[str, Any]:
     v = _struct(value, field, {"UnscaledValue", "Scale"}, ("UnscaledValue", "Scale"))
-    if not isinstance(v["UnscaledValue"], (bytes, bytearray)):
-        invalid(f"{field}.UnscaledValue", "must be bytes (a big-endian two's-complement integer)")
-    return {"UnscaledValue": bytes(v["UnscaledValue"]), "Scale": _required_int(v["Scale"], f"{field}.Scale")}
+    if not isinstance(v["UnscaledValue"], (bytes, bytearray, memoryview)):
+        invalid(
+            f"{field}.UnscaledValue",
+            f"must be bytes (a big-endian two's-complement integer), not {type(v['UnscaledValue']).__name__}",
+        )
+    return {
+        "UnscaledValue": bytes(v["UnscaledValue"]),
+        "Scale": required_int(v["Scale"], f"{field}.Scale", min=INT32_MIN, max=INT32_MAX),
+    }
 
 
 def _long(value: Any, field: str) -> int:
-    return _required_int(value, field)
+    return required_int(value, field, min=INT64_MIN, max=INT64_MAX)
 
 
 def _double(value: Any, field: str) -> float:
@@ -722,43 +655,45 @@ def _double(value: Any, field: str) -> float:
 
 
 def _date(value: Any, field: str) -> datetime:
-    out = check_timestamp(value, field, required=True)
+    return required_timestamp(value, field)
+
+
+def _average_length(v: dict[str, Any], field: str) -> float:
+    out = check_number(v.get("AverageLength"), f"{field}.AverageLength", min=0, required=True)
     assert out is not None
     return out
 
 
-def _stats_boolean(v: dict[str, Any], field: str) -> dict[str, Any]:
-    _struct(v, field, {"NumberOfTrues", "NumberOfFalses", "NumberOfNulls"})
+def _stats_boolean(value: Any, field: str) -> dict[str, Any]:
+    v = _struct(value, field, {"NumberOfTrues", "NumberOfFalses", "NumberOfNulls"})
     return _counts(v, field, ("NumberOfTrues", "NumberOfFalses", "NumberOfNulls"))
 
 
-def _stats_ranged(check: Callable[[Any, str], Any]) -> Callable[[dict[str, Any], str], dict[str, Any]]:
-    def stats(v: dict[str, Any], field: str) -> dict[str, Any]:
-        _struct(v, field, {"MinimumValue", "MaximumValue", "NumberOfNulls", "NumberOfDistinctValues"})
+def _stats_ranged(check: Callable[[Any, str], Any]) -> Callable[[Any, str], dict[str, Any]]:
+    def stats(value: Any, field: str) -> dict[str, Any]:
+        v = _struct(value, field, {"MinimumValue", "MaximumValue", "NumberOfNulls", "NumberOfDistinctValues"})
         return {**_min_max(v, field, check), **_counts(v, field, ("NumberOfNulls", "NumberOfDistinctValues"))}
 
     return stats
 
 
-def _stats_string(v: dict[str, Any], field: str) -> dict[str, Any]:
-    _struct(v, field, {"MaximumLength", "AverageLength", "NumberOfNulls", "NumberOfDistinctValues"})
-    out = _counts(v, field, ("MaximumLength", "NumberOfNulls", "NumberOfDistinctValues"))
-    out["AverageLength"] = check_number(
-        v.get("AverageLength"), f"{field}.AverageLength", min=0, required=True
+def _stats_string(value: Any, field: str) -> dict[str, Any]:
+    v = _struct(value, field, {"MaximumLength", "AverageLength", "NumberOfNulls", "NumberOfDistinctValues"})
+    out: dict[str, Any] = dict(
+        _counts(v, field, ("MaximumLength", "NumberOfNulls", "NumberOfDistinctValues"))
     )
+    out["AverageLength"] = _average_length(v, field)
     return out
 
 
-def _stats_binary(v: dict[str, Any], field: str) -> dict[str, Any]:
-    _struct(v, field, {"MaximumLength", "AverageLength", "NumberOfNulls"})
-    out = _counts(v, field, ("MaximumLength", "NumberOfNulls"))
-    out["AverageLength"] = check_number(
-        v.get("AverageLength"), f"{field}.AverageLength", min=0, required=True
-    )
+def _stats_binary(value: Any, field: str) -> dict[str, Any]:
+    v = _struct(value, field, {"MaximumLength", "AverageLength", "NumberOfNulls"})
+    out: dict[str, Any] = dict(_counts(v, field, ("MaximumLength", "NumberOfNulls")))
+    out["AverageLength"] = _average_length(v, field)
     return out
 
 
-_STATISTICS: dict[str, tuple[str, Callable[[dict[str, Any], str], dict[str, Any]]]] = {
+_STATISTICS: dict[str, tuple[str, Callable[[Any, str], dict[str, Any]]]] = {
     "BOOLEAN": ("BooleanColumnStatisticsData", _stats_boolean),
     "DATE": ("DateColumnStatisticsData", _stats_ranged(_date)),
     "DECIMAL": ("DecimalColumnStatisticsData", _stats_ranged(_decimal_number)),
@@ -776,24 +711,22 @@ def check_column_statistics(value: Any, field: str) -> dict[str, Any]:
         {"ColumnName", "ColumnType", "AnalyzedTime", "StatisticsData"},
         ("ColumnName", "ColumnType", "AnalyzedTime", "StatisticsData"),
     )
+    column = check_name(v["ColumnName"], f"{field}.ColumnName")
+    column_type = check_text(v["ColumnType"], f"{field}.ColumnType", max_bytes=20_000, pattern="single_line")
+    analyzed = required_timestamp(v["AnalyzedTime"], f"{field}.AnalyzedTime")
     data_field = f"{field}.StatisticsData"
     data = _struct(
         v["StatisticsData"], data_field, {"Type"} | {m for m, _ in _STATISTICS.values()}, ("Type",)
     )
-    kind = data["Type"]
-    if kind not in _STATISTICS:
-        invalid(f"{data_field}.Type", f"{kind!r} is not one of {', '.join(sorted(_STATISTICS))}")
+    kind = check_enum(data["Type"], f"{data_field}.Type", tuple(_STATISTICS))
     member, check = _STATISTICS[kind]
     given = [m for m, _ in _STATISTICS.values() if data.get(m) is not None]
     if given != [member]:
-        invalid(data_field, f"Type {kind} needs exactly the member {member}, but has {given or 'none'}")
-    if not isinstance(data[member], dict):
-        invalid(f"{data_field}.{member}", "must be a structure (dict)")
+        has = ", ".join(given) if given else "none"
+        invalid(data_field, f"Type {kind} needs exactly the member {member}, but has {has}")
     return {
-        "ColumnName": check_name(v["ColumnName"], f"{field}.ColumnName"),
-        "ColumnType": _required_str(
-            v["ColumnType"], f"{field}.ColumnType", max_bytes=20_000, pattern="single_line"
-        ),
-        "AnalyzedTime": check_timestamp(v["AnalyzedTime"], f"{field}.AnalyzedTime", required=True),
+        "ColumnName": column,
+        "ColumnType": column_type,
+        "AnalyzedTime": analyzed,
         "StatisticsData": {"Type": kind, member: check(data[member], f"{data_field}.{member}")},
     }
