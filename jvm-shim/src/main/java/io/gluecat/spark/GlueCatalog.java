@@ -1,74 +1,56 @@
 package io.gluecat.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gluecat.spark.internal.Scans;
 import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
+import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
+import org.apache.spark.sql.connector.expressions.IdentityTransform;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Spark catalog plugin over a gluecat warehouse: a pure adapter, all catalog logic lives in Python.
  *
- * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI,
- * the key under which the Python backend registers itself in {@link Registry}.
- *
- * <p>UNFINISHED: namespaces only; table operations are not implemented yet.
+ * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI.
+ * Glue's errors become Spark's own exceptions here; any other gluecat error keeps its Glue code and message.
  */
-public class GlueCatalog implements TableCatalog, SupportsNamespaces {
-    private static final ObjectMapper JSON = new ObjectMapper();
+public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
     private String name;
-    private String warehouse;
+    private Backend backend;
 
     @Override
     public void initialize(String name, CaseInsensitiveStringMap options) {
+        Scans.checkVersion(org.apache.spark.package$.MODULE$.SPARK_VERSION());
         this.name = name;
-        this.warehouse = options.get("warehouse");
+        String warehouse = options.get("warehouse");
         if (warehouse == null) {
             throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse is required");
         }
+        this.backend = new Backend(warehouse, options);
     }
 
     @Override
     public String name() {
         return name;
-    }
-
-    private JsonNode call(String op, ObjectNode args) {
-        String answer = Registry.lookup(warehouse).call(op, args.toString());
-        try {
-            JsonNode node = JSON.readTree(answer);
-            if (node.has("error")) {
-                throw new GlueError(node.get("error").asText(), node.get("message").asText());
-            }
-            return node.get("ok");
-        } catch (java.io.IOException e) {
-            throw new IllegalStateException("unreadable answer from gluecat backend: " + answer, e);
-        }
-    }
-
-    /** A gluecat error code and message, turned into Spark's own exceptions at each call site. */
-    static final class GlueError extends RuntimeException {
-        final String code;
-
-        GlueError(String code, String message) {
-            super(message);
-            this.code = code;
-        }
     }
 
     private static String database(String[] namespace) throws NoSuchNamespaceException {
@@ -78,9 +60,19 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces {
         return namespace[0];
     }
 
+    /** Glue's InvalidInputException is a bad argument; Spark shows IllegalArgumentException's message as is. */
+    private static RuntimeException other(Backend.GlueError e) {
+        if (e.is("InvalidInputException") || e.is("ValidationException")) {
+            return new IllegalArgumentException(e.getMessage(), e);
+        }
+        return e;
+    }
+
+    // -- namespaces ---------------------------------------------------------------------------------
+
     @Override
     public String[][] listNamespaces() {
-        JsonNode names = call("list_databases", JSON.createObjectNode());
+        JsonNode names = backend.call("list_databases", Backend.args());
         String[][] out = new String[names.size()][];
         for (int i = 0; i < names.size(); i++) {
             out[i] = new String[] {names.get(i).asText()};
@@ -99,42 +91,39 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces {
 
     @Override
     public Map<String, String> loadNamespaceMetadata(String[] namespace) throws NoSuchNamespaceException {
-        ObjectNode args = JSON.createObjectNode().put("name", database(namespace));
+        if (Procedures.isSystem(namespace)) {
+            return new HashMap<>();  // where the procedures live; Spark resolves it before CALL
+        }
+        ObjectNode args = Backend.args().put("name", database(namespace));
         try {
-            JsonNode props = call("get_database", args);
-            Map<String, String> out = new HashMap<>();
-            for (Iterator<Map.Entry<String, JsonNode>> it = props.fields(); it.hasNext(); ) {
-                Map.Entry<String, JsonNode> e = it.next();
-                out.put(e.getKey(), e.getValue().asText());
-            }
-            return out;
-        } catch (GlueError e) {
-            if (e.code.equals("EntityNotFoundException")) {
+            return TableInfo.strings(backend.call("get_database", args));
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
                 throw new NoSuchNamespaceException(namespace);
             }
-            throw e;
+            throw other(e);
         }
     }
 
     @Override
     public void createNamespace(String[] namespace, Map<String, String> metadata)
             throws NamespaceAlreadyExistsException {
-        ObjectNode args = JSON.createObjectNode();
-        args.put("name", namespace.length == 1 ? namespace[0] : String.join(".", namespace));
-        args.set("properties", JSON.valueToTree(metadata));
+        ObjectNode args = Backend.args();
+        args.put("name", String.join(".", namespace));
+        args.set("properties", Backend.JSON.valueToTree(metadata));
         try {
-            call("create_database", args);
-        } catch (GlueError e) {
-            if (e.code.equals("AlreadyExistsException")) {
+            backend.call("create_database", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("AlreadyExistsException")) {
                 throw new NamespaceAlreadyExistsException(namespace);
             }
-            throw e;
+            throw other(e);
         }
     }
 
     @Override
     public void alterNamespace(String[] namespace, NamespaceChange... changes) throws NoSuchNamespaceException {
-        ObjectNode args = JSON.createObjectNode().put("name", database(namespace));
+        ObjectNode args = Backend.args().put("name", database(namespace));
         ObjectNode set = args.putObject("set");
         List<String> remove = new ArrayList<>();
         for (NamespaceChange change : changes) {
@@ -144,45 +133,47 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces {
                 remove.add(r.property());
             }
         }
-        args.set("remove", JSON.valueToTree(remove));
+        args.set("remove", Backend.JSON.valueToTree(remove));
         try {
-            call("alter_database", args);
-        } catch (GlueError e) {
-            if (e.code.equals("EntityNotFoundException")) {
+            backend.call("alter_database", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
                 throw new NoSuchNamespaceException(namespace);
             }
-            throw e;
+            throw other(e);
         }
     }
 
     @Override
     public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException {
-        ObjectNode args = JSON.createObjectNode().put("name", database(namespace)).put("cascade", cascade);
+        ObjectNode args = Backend.args().put("name", database(namespace)).put("cascade", cascade);
         try {
-            return call("drop_database", args).asBoolean();
-        } catch (GlueError e) {
-            if (e.code.equals("EntityNotFoundException")) {
+            return backend.call("drop_database", args).asBoolean();
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
                 throw new NoSuchNamespaceException(namespace);
             }
-            throw e;
+            throw other(e);
         }
     }
 
+    // -- tables -------------------------------------------------------------------------------------
+
     @Override
     public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-        ObjectNode args = JSON.createObjectNode().put("name", database(namespace));
+        ObjectNode args = Backend.args().put("name", database(namespace));
         try {
-            JsonNode names = call("list_tables", args);
+            JsonNode names = backend.call("list_tables", args);
             Identifier[] out = new Identifier[names.size()];
             for (int i = 0; i < names.size(); i++) {
                 out[i] = Identifier.of(namespace, names.get(i).asText());
             }
             return out;
-        } catch (GlueError e) {
-            if (e.code.equals("EntityNotFoundException")) {
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
                 throw new NoSuchNamespaceException(namespace);
             }
-            throw e;
+            throw other(e);
         }
     }
 
@@ -191,64 +182,211 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces {
         if (ident.namespace().length != 1) {
             throw new NoSuchTableException(ident);
         }
-        ObjectNode args = JSON.createObjectNode().put("database", ident.namespace()[0]).put("name", ident.name());
-        JsonNode t;
         try {
-            t = call("get_table", args);
-        } catch (GlueError e) {
-            if (e.code.equals("EntityNotFoundException")) {
+            JsonNode t = backend.call("get_table", Backend.table(ident.namespace()[0], ident.name()));
+            return new GlueTable(name, backend, new TableInfo(ident, t));
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
                 throw new NoSuchTableException(ident);
             }
-            throw e;
+            throw other(e);
         }
-        StructType schema = new StructType();
-        List<Transform> parts = new ArrayList<>();
-        for (String group : new String[] {"columns", "partition_keys"}) {
-            for (JsonNode c : t.get(group)) {
-                String col = c.get("name").asText();
-                schema = schema.add(col,
-                    org.apache.spark.sql.types.DataType.fromDDL(c.get("type").asText()),
-                    true, c.get("comment").asText());
-                if (group.equals("partition_keys")) {
-                    parts.add(org.apache.spark.sql.connector.expressions.Expressions.identity(col));
-                }
-            }
-        }
-        Map<String, String> props = new HashMap<>();
-        t.get("properties").fields().forEachRemaining(e -> props.put(e.getKey(), e.getValue().asText()));
-        return new GlueTable(name + "." + ident, schema, parts.toArray(new Transform[0]), props);
     }
 
     @Override
     public Table createTable(Identifier ident, StructType schema, Transform[] partitions,
-            Map<String, String> properties) {
-        throw new UnsupportedOperationException("gluecat: CREATE TABLE through Spark is not implemented yet");
+            Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+        List<String> partitionNames = new ArrayList<>();
+        for (Transform t : partitions) {
+            if (!(t instanceof IdentityTransform) || t.references().length != 1
+                    || t.references()[0].fieldNames().length != 1) {
+                throw new IllegalArgumentException("gluecat: Glue tables are partitioned by columns only, not by "
+                    + t.describe());
+            }
+            partitionNames.add(t.references()[0].fieldNames()[0]);
+        }
+        ObjectNode args = Backend.table(database(ident.namespace()), ident.name());
+        ArrayNode columns = args.putArray("columns");
+        ArrayNode keys = args.putArray("partition_keys");
+        Map<String, StructField> byName = new HashMap<>();
+        for (StructField f : schema.fields()) {
+            byName.put(f.name().toLowerCase(java.util.Locale.ROOT), f);
+            if (partitionNames.stream().noneMatch(f.name()::equalsIgnoreCase)) {
+                columns.add(column(f));
+            }
+        }
+        for (String p : partitionNames) {
+            StructField f = byName.get(p.toLowerCase(java.util.Locale.ROOT));
+            if (f == null) {
+                throw new IllegalArgumentException("gluecat: partition column " + p + " is not a column of the table");
+            }
+            keys.add(column(f));
+        }
+        args.set("properties", Backend.JSON.valueToTree(properties));
+        try {
+            backend.call("create_table", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("AlreadyExistsException")) {
+                throw new TableAlreadyExistsException(ident.toString());
+            }
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchNamespaceException(ident.namespace());
+            }
+            throw other(e);
+        }
+        try {
+            return loadTable(ident);
+        } catch (NoSuchTableException e) {
+            throw new IllegalStateException("gluecat: table " + ident + " vanished right after it was created", e);
+        }
     }
 
     @Override
-    public Table alterTable(Identifier ident, TableChange... changes) {
-        throw new UnsupportedOperationException("gluecat: ALTER TABLE through Spark is not implemented yet");
+    public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        StructType schema = new StructType();
+        for (Column c : columns) {
+            StructField f = new StructField(c.name(), c.dataType(), c.nullable(),
+                org.apache.spark.sql.types.Metadata.empty());
+            schema = schema.add(c.comment() == null ? f : f.withComment(c.comment()));
+        }
+        return createTable(ident, schema, partitions, properties);
+    }
+
+    private static ObjectNode column(StructField f) {
+        ObjectNode c = Backend.args().put("name", f.name()).put("type", f.dataType().catalogString());
+        if (f.getComment().isDefined()) {
+            c.put("comment", f.getComment().get());
+        }
+        return c;
+    }
+
+    @Override
+    public Table alterTable(Identifier ident, TableChange... changes) throws NoSuchTableException {
+        ObjectNode args = Backend.table(ident.namespace()[0], ident.name());
+        ArrayNode out = args.putArray("changes");
+        for (TableChange change : changes) {
+            out.add(change(change));
+        }
+        try {
+            backend.call("alter_table", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchTableException(ident);
+            }
+            throw other(e);
+        }
+        return loadTable(ident);
+    }
+
+    private static String field(String[] names) {
+        if (names.length != 1) {
+            throw new IllegalArgumentException("gluecat: changing nested field " + String.join(".", names)
+                + " is not supported; change the top-level column's type instead");
+        }
+        return names[0];
+    }
+
+    private static ObjectNode change(TableChange change) {
+        ObjectNode c = Backend.args();
+        if (change instanceof TableChange.SetProperty s) {
+            c.put("op", "set_property").put("key", s.property()).put("value", s.value());
+        } else if (change instanceof TableChange.RemoveProperty r) {
+            c.put("op", "remove_property").put("key", r.property());
+        } else if (change instanceof TableChange.AddColumn a) {
+            c.put("op", "add_column").put("name", field(a.fieldNames())).put("type", a.dataType().catalogString());
+            if (a.comment() != null) {
+                c.put("comment", a.comment());
+            }
+            if (a.position() instanceof TableChange.After after) {
+                c.put("after", after.column());
+            } else if (a.position() instanceof TableChange.First) {
+                c.put("first", true);
+            }
+        } else if (change instanceof TableChange.RenameColumn r) {
+            c.put("op", "rename_column").put("name", field(r.fieldNames())).put("new_name", r.newName());
+        } else if (change instanceof TableChange.UpdateColumnType u) {
+            c.put("op", "update_column_type").put("name", field(u.fieldNames()))
+                .put("type", u.newDataType().catalogString());
+        } else if (change instanceof TableChange.UpdateColumnComment u) {
+            c.put("op", "update_column_comment").put("name", field(u.fieldNames())).put("comment", u.newComment());
+        } else if (change instanceof TableChange.DeleteColumn d) {
+            c.put("op", "delete_column").put("name", field(d.fieldNames())).put("if_exists", d.ifExists());
+        } else {
+            throw new UnsupportedOperationException("gluecat: ALTER TABLE change " + change.getClass().getSimpleName()
+                + " is not supported by Glue tables");
+        }
+        return c;
     }
 
     @Override
     public boolean dropTable(Identifier ident) {
+        return drop(ident, false);
+    }
+
+    @Override
+    public boolean purgeTable(Identifier ident) {
+        return drop(ident, true);
+    }
+
+    private boolean drop(Identifier ident, boolean purge) {
         if (ident.namespace().length != 1) {
             return false;
         }
-        ObjectNode args = JSON.createObjectNode().put("database", ident.namespace()[0]).put("name", ident.name());
         try {
-            call("drop_table", args);
+            backend.call("drop_table", Backend.table(ident.namespace()[0], ident.name()).put("purge", purge));
             return true;
-        } catch (GlueError e) {
-            if (e.code.equals("EntityNotFoundException")) {
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
                 return false;
             }
-            throw e;
+            throw other(e);
         }
     }
 
     @Override
-    public void renameTable(Identifier oldIdent, Identifier newIdent) {
-        throw new UnsupportedOperationException("gluecat: RENAME TABLE through Spark is not implemented yet");
+    public void renameTable(Identifier oldIdent, Identifier newIdent)
+            throws NoSuchTableException, TableAlreadyExistsException {
+        ObjectNode args = Backend.table(oldIdent.namespace()[0], oldIdent.name());
+        String[] target = newIdent.namespace();
+        if (target.length == 2 && target[0].equals(name)) {
+            target = new String[] {target[1]};  // RENAME TO glue.db.t names the catalog too
+        }
+        if (target.length == 0) {
+            target = oldIdent.namespace();
+        }
+        if (target.length != 1) {
+            throw new IllegalArgumentException("gluecat: cannot rename " + oldIdent + " to " + newIdent
+                + ": the new name must be db.table");
+        }
+        args.put("new_database", target[0]).put("new_name", newIdent.name());
+        try {
+            backend.call("rename_table", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchTableException(oldIdent);
+            }
+            if (e.is("AlreadyExistsException")) {
+                throw new TableAlreadyExistsException(newIdent.toString());
+            }
+            throw other(e);
+        }
+    }
+
+    // -- procedures ---------------------------------------------------------------------------------
+
+    @Override
+    public UnboundProcedure loadProcedure(Identifier ident) {
+        UnboundProcedure p = Procedures.load(backend, ident);
+        if (p == null) {
+            throw new IllegalArgumentException("gluecat: no procedure " + name + "." + ident + "; the procedures are "
+                + String.join(", ", Procedures.NAMES));
+        }
+        return p;
+    }
+
+    @Override
+    public Identifier[] listProcedures(String[] namespace) {
+        return Procedures.list(namespace);
     }
 }

@@ -1,49 +1,260 @@
 package io.gluecat.spark;
 
-import java.util.Collections;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gluecat.spark.internal.GlueFileIndex;
+import io.gluecat.spark.internal.GlueWrite;
+import io.gluecat.spark.internal.Scans;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.analysis.NoSuchPartitionException;
+import org.apache.spark.sql.catalyst.analysis.PartitionsAlreadyExistException;
+import org.apache.spark.sql.connector.catalog.SupportsAtomicPartitionManagement;
+import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.catalog.TruncatableTable;
+import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.sources.EqualNullSafe;
+import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
-/** A Glue table's metadata as Spark sees it. UNFINISHED: no reads or writes yet (no capabilities). */
-final class GlueTable implements Table {
-    private final String name;
-    private final StructType schema;
-    private final Transform[] partitioning;
-    private final Map<String, String> properties;
+/** A Glue table in Spark: reads and writes through Spark's file sources, partitions kept by the catalog. */
+final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPartitionManagement, TruncatableTable {
+    private final String catalogName;
+    private final Backend backend;
+    private final TableInfo info;
 
-    GlueTable(String name, StructType schema, Transform[] partitioning, Map<String, String> properties) {
-        this.name = name;
-        this.schema = schema;
-        this.partitioning = partitioning;
-        this.properties = properties;
+    GlueTable(String catalogName, Backend backend, TableInfo info) {
+        this.catalogName = catalogName;
+        this.backend = backend;
+        this.info = info;
+    }
+
+    TableInfo info() {
+        return info;
     }
 
     @Override
     public String name() {
-        return name;
+        return catalogName + "." + info.ident;
     }
 
     @Override
     public StructType schema() {
-        return schema;
+        return info.schema();
     }
 
     @Override
     public Transform[] partitioning() {
-        return partitioning;
+        List<Transform> out = new ArrayList<>();
+        for (String name : info.partitionNames()) {
+            out.add(Expressions.identity(name));
+        }
+        return out.toArray(new Transform[0]);
     }
 
     @Override
     public Map<String, String> properties() {
-        return properties;
+        return info.properties;
     }
 
     @Override
     public Set<TableCapability> capabilities() {
-        return Collections.emptySet();
+        return EnumSet.of(TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.OVERWRITE_BY_FILTER,
+            TableCapability.OVERWRITE_DYNAMIC, TableCapability.TRUNCATE);
+    }
+
+    private ObjectNode args() {
+        return Backend.table(info.ident.namespace()[0], info.ident.name());
+    }
+
+    private String readableFormat() {
+        if (info.unreadable != null) {
+            throw new UnsupportedOperationException("gluecat: " + info.unreadable);
+        }
+        return info.format;
+    }
+
+    // -- reads --------------------------------------------------------------------------------------
+
+    List<GlueFileIndex.Selected> select(Filter[] filters) {
+        ObjectNode a = args();
+        a.set("filters", Partitions.filters(filters));
+        JsonNode answer = backend.call("list_partitions", a);
+        List<InternalRow> rows = Partitions.rows(info.partitionSchema, answer);
+        List<GlueFileIndex.Selected> out = new ArrayList<>(rows.size());
+        JsonNode locations = answer.get("locations");
+        for (int i = 0; i < rows.size(); i++) {
+            out.add(new GlueFileIndex.Selected(rows.get(i), locations.get(i).asText()));
+        }
+        return out;
+    }
+
+    @Override
+    public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
+        String format = readableFormat();
+        Map<String, String> merged = new HashMap<>(info.readOptions);
+        merged.putAll(options);
+        SparkSession spark = SparkSession.active();
+        GlueFileIndex index = new GlueFileIndex(spark, info.location, info.partitionSchema, this::select, merged);
+        return Scans.builder(spark, index, info.schema(), info.dataSchema, format, new CaseInsensitiveStringMap(merged));
+    }
+
+    // -- writes -------------------------------------------------------------------------------------
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo write) {
+        String format = readableFormat();
+        Map<String, String> merged = new HashMap<>(info.readOptions);
+        merged.putAll(write.options());
+        return GlueWrite.builder(SparkSession.active(), write, format, info.location, info.partitionNames(), merged,
+            new WriteTarget());
+    }
+
+    /** The catalog's side of a write: where partitions go, what is overwritten, and the one commit. */
+    private final class WriteTarget implements GlueWrite.Target {
+        @Override
+        public GlueWrite.Plan plan(GlueWrite.Mode mode, Filter[] filters, List<List<String>> written) {
+            ObjectNode a = args().put("mode", mode.name());
+            a.set("filters", Partitions.filters(filters));
+            ArrayNode w = a.putArray("written");
+            written.forEach(v -> w.add(Partitions.json(v)));
+            JsonNode plan = backend.call("plan_write", a);
+            List<String> targets = new ArrayList<>();
+            plan.get("targets").forEach(t -> targets.add(t.asText()));
+            List<String> overwritten = new ArrayList<>();
+            plan.get("overwritten").forEach(t -> overwritten.add(t.asText()));
+            return new GlueWrite.Plan(targets, overwritten, plan.get("commit"));
+        }
+
+        @Override
+        public void commit(GlueWrite.Plan plan) {
+            ObjectNode a = args();
+            a.set("commit", (JsonNode) plan.token());
+            backend.call("commit_write", a);
+        }
+    }
+
+    @Override
+    public boolean truncateTable() {
+        backend.call("truncate", args());
+        return true;
+    }
+
+    // -- partitions ---------------------------------------------------------------------------------
+
+    @Override
+    public StructType partitionSchema() {
+        return info.partitionSchema;
+    }
+
+    private ArrayNode idents(InternalRow[] idents) {
+        ArrayNode out = Backend.JSON.createArrayNode();
+        for (InternalRow row : idents) {
+            out.add(Partitions.json(Partitions.values(info.partitionSchema, row)));
+        }
+        return out;
+    }
+
+    @Override
+    public void createPartitions(InternalRow[] idents, Map<String, String>[] properties)
+            throws PartitionsAlreadyExistException {
+        ObjectNode a = args();
+        a.set("partitions", idents(idents));
+        ArrayNode props = a.putArray("properties");
+        for (Map<String, String> p : properties) {
+            props.add(Backend.JSON.valueToTree(p));
+        }
+        try {
+            backend.call("create_partitions", a);
+        } catch (Backend.GlueError e) {
+            if (e.is("AlreadyExistsException")) {
+                throw new PartitionsAlreadyExistException(name(), scala.jdk.javaapi.CollectionConverters.asScala(
+                    java.util.Arrays.asList(idents)).toList(), info.partitionSchema);
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public boolean dropPartitions(InternalRow[] idents) {
+        ObjectNode a = args();
+        a.set("partitions", idents(idents));
+        try {
+            backend.call("drop_partitions", a);
+            return true;
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
+    @Override
+    public boolean purgePartitions(InternalRow[] idents) {
+        ObjectNode a = args().put("purge", true);
+        a.set("partitions", idents(idents));
+        backend.call("drop_partitions", a);
+        return true;
+    }
+
+    @Override
+    public boolean truncatePartitions(InternalRow[] idents) throws NoSuchPartitionException {
+        ObjectNode a = args();
+        a.set("partitions", idents(idents));
+        try {
+            backend.call("truncate", a);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchPartitionException(name(), idents[0], info.partitionSchema);
+            }
+            throw e;
+        }
+        return true;
+    }
+
+    @Override
+    public void replacePartitionMetadata(InternalRow ident, Map<String, String> properties) {
+        throw new UnsupportedOperationException("gluecat: replacing partition metadata is not supported");
+    }
+
+    @Override
+    public Map<String, String> loadPartitionMetadata(InternalRow ident) {
+        ObjectNode a = args();
+        a.set("values", Partitions.json(Partitions.values(info.partitionSchema, ident)));
+        return TableInfo.strings(backend.call("get_partition", a));
+    }
+
+    @Override
+    public InternalRow[] listPartitionIdentifiers(String[] names, InternalRow ident) {
+        List<Filter> filters = new ArrayList<>();
+        for (int i = 0; i < names.length; i++) {
+            int field = info.partitionSchema.fieldIndex(names[i]);
+            StructType one = new StructType(new org.apache.spark.sql.types.StructField[] {info.partitionSchema.fields()[field]});
+            InternalRow value = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
+                new Object[] {ident.get(i, one.fields()[0].dataType())});
+            String text = Partitions.values(one, value).get(0);
+            filters.add(new EqualNullSafe(names[i], text.equals(Partitions.NULL_VALUE) ? null : text));
+        }
+        List<GlueFileIndex.Selected> selected = select(filters.toArray(new Filter[0]));
+        InternalRow[] out = new InternalRow[selected.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = selected.get(i).values();
+        }
+        return out;
     }
 }

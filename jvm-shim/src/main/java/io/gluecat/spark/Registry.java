@@ -12,6 +12,10 @@ public final class Registry {
         BACKENDS.put(warehouse, backend);
     }
 
+    public static PythonCatalog lookup(String warehouse, org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
+        return lookup(warehouse);
+    }
+
     public static PythonCatalog lookup(String warehouse) {
         PythonCatalog backend = BACKENDS.get(warehouse);
         if (backend == null) {

@@ -1,0 +1,189 @@
+package io.gluecat.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Cast;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.Literal;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.And;
+import org.apache.spark.sql.sources.EqualNullSafe;
+import org.apache.spark.sql.sources.EqualTo;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.sources.GreaterThan;
+import org.apache.spark.sql.sources.GreaterThanOrEqual;
+import org.apache.spark.sql.sources.In;
+import org.apache.spark.sql.sources.IsNotNull;
+import org.apache.spark.sql.sources.IsNull;
+import org.apache.spark.sql.sources.LessThan;
+import org.apache.spark.sql.sources.LessThanOrEqual;
+import org.apache.spark.sql.sources.Not;
+import org.apache.spark.sql.sources.Or;
+import org.apache.spark.sql.sources.StringContains;
+import org.apache.spark.sql.sources.StringEndsWith;
+import org.apache.spark.sql.sources.StringStartsWith;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/** Partition values between Glue (strings, Hive's null marker) and Spark (typed rows), and filters as JSON. */
+final class Partitions {
+    /** How Hive and Glue write a null partition value. */
+    static final String NULL_VALUE = "__HIVE_DEFAULT_PARTITION__";
+
+    private Partitions() {}
+
+    private static scala.Option<String> zone() {
+        return scala.Option.apply(SQLConf.get().sessionLocalTimeZone());
+    }
+
+    /** A partition's Glue values as a Catalyst row typed by the partition schema. */
+    static InternalRow row(StructType schema, List<String> values) {
+        Object[] out = new Object[values.size()];
+        for (int i = 0; i < out.length; i++) {
+            String v = values.get(i);
+            DataType type = schema.fields()[i].dataType();
+            if (v == null || v.equals(NULL_VALUE)) {
+                out[i] = null;
+            } else if (type.equals(DataTypes.StringType)) {
+                out[i] = UTF8String.fromString(v);
+            } else {
+                Object cast = new Cast(Literal.create(v, DataTypes.StringType), type, zone()).eval(null);
+                if (cast == null) {
+                    throw new IllegalArgumentException("gluecat: partition value '" + v + "' of "
+                        + schema.fields()[i].name() + " is not a valid " + type.simpleString());
+                }
+                out[i] = cast;
+            }
+        }
+        return new GenericInternalRow(out);
+    }
+
+    /** A Catalyst partition row as Glue's string values. */
+    static List<String> values(StructType schema, InternalRow row) {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < schema.fields().length; i++) {
+            DataType type = schema.fields()[i].dataType();
+            if (row.isNullAt(i)) {
+                out.add(NULL_VALUE);
+            } else {
+                Object v = row.get(i, type);
+                Object s = new Cast(Literal.create(v, type), DataTypes.StringType, zone()).eval(null);
+                out.add(s.toString());
+            }
+        }
+        return out;
+    }
+
+    static ArrayNode json(List<String> values) {
+        ArrayNode out = Backend.JSON.createArrayNode();
+        values.forEach(out::add);
+        return out;
+    }
+
+    /** The rows of a list_partitions answer: {"values": [[column of key 0], ...], "locations": [...]}. */
+    static List<InternalRow> rows(StructType schema, JsonNode answer) {
+        JsonNode columns = answer.get("values");
+        int n = answer.get("locations").size();
+        List<InternalRow> out = new ArrayList<>(n);
+        for (int r = 0; r < n; r++) {
+            List<String> values = new ArrayList<>();
+            for (JsonNode column : columns) {
+                values.add(column.get(r).asText());
+            }
+            out.add(row(schema, values));
+        }
+        return out;
+    }
+
+    /** Spark's source filters as the JSON trees gluecat.expressions.spark reads. */
+    static ArrayNode filters(Filter[] filters) {
+        ArrayNode out = Backend.JSON.createArrayNode();
+        for (Filter f : filters) {
+            try {
+                out.add(filter(f));
+            } catch (UnsupportedOperationException e) {
+                // Top-level filters are ANDed, so leaving one out only narrows less; Spark still applies it.
+            }
+        }
+        return out;
+    }
+
+    static ObjectNode filter(Filter f) {
+        ObjectNode node = Backend.JSON.createObjectNode();
+        if (f instanceof And a) {
+            node.put("op", "And").set("left", filter(a.left()));
+            node.set("right", filter(a.right()));
+        } else if (f instanceof Or o) {
+            node.put("op", "Or").set("left", filter(o.left()));
+            node.set("right", filter(o.right()));
+        } else if (f instanceof Not n) {
+            node.put("op", "Not").set("child", filter(n.child()));
+        } else if (f instanceof EqualTo e) {
+            leaf(node, "EqualTo", e.attribute(), e.value());
+        } else if (f instanceof EqualNullSafe e) {
+            leaf(node, "EqualNullSafe", e.attribute(), e.value());
+        } else if (f instanceof GreaterThan e) {
+            leaf(node, "GreaterThan", e.attribute(), e.value());
+        } else if (f instanceof GreaterThanOrEqual e) {
+            leaf(node, "GreaterThanOrEqual", e.attribute(), e.value());
+        } else if (f instanceof LessThan e) {
+            leaf(node, "LessThan", e.attribute(), e.value());
+        } else if (f instanceof LessThanOrEqual e) {
+            leaf(node, "LessThanOrEqual", e.attribute(), e.value());
+        } else if (f instanceof In in) {
+            node.put("op", "In").put("attribute", in.attribute());
+            ArrayNode values = node.putArray("values");
+            for (Object v : in.values()) {
+                values.add(value(v));
+            }
+        } else if (f instanceof IsNull e) {
+            node.put("op", "IsNull").put("attribute", e.attribute());
+        } else if (f instanceof IsNotNull e) {
+            node.put("op", "IsNotNull").put("attribute", e.attribute());
+        } else if (f instanceof StringStartsWith e) {
+            leaf(node, "StringStartsWith", e.attribute(), e.value());
+        } else if (f instanceof StringEndsWith e) {
+            leaf(node, "StringEndsWith", e.attribute(), e.value());
+        } else if (f instanceof StringContains e) {
+            leaf(node, "StringContains", e.attribute(), e.value());
+        } else if (f instanceof org.apache.spark.sql.sources.AlwaysTrue) {
+            node.put("op", "AlwaysTrue");
+        } else if (f instanceof org.apache.spark.sql.sources.AlwaysFalse) {
+            node.put("op", "AlwaysFalse");
+        } else {
+            throw new UnsupportedOperationException(f.toString());
+        }
+        return node;
+    }
+
+    private static void leaf(ObjectNode node, String op, String attribute, Object value) {
+        node.put("op", op).put("attribute", attribute).set("value", value(value));
+    }
+
+    private static JsonNode value(Object v) {
+        if (v == null) {
+            return Backend.JSON.nullNode();
+        }
+        if (v instanceof Integer || v instanceof Long || v instanceof Short || v instanceof Byte) {
+            return Backend.JSON.getNodeFactory().numberNode(((Number) v).longValue());
+        }
+        if (v instanceof BigDecimal d) {
+            return Backend.JSON.getNodeFactory().textNode(d.toPlainString());
+        }
+        if (v instanceof scala.math.BigDecimal d) {
+            return Backend.JSON.getNodeFactory().textNode(d.bigDecimal().toPlainString());
+        }
+        if (v instanceof Boolean b) {
+            return Backend.JSON.getNodeFactory().booleanNode(b);
+        }
+        // Strings, dates (LocalDate / java.sql.Date print as ISO dates), timestamps, floating point.
+        return Backend.JSON.getNodeFactory().textNode(v.toString());
+    }
+}
