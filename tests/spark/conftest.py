@@ -22,3 +22,15 @@ def spark(warehouse: Path) -> Iterator[Any]:
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
+
+
+_made = iter(range(1_000_000))
+
+
+@pytest.fixture
+def ns(spark: Any) -> Iterator[str]:
+    """A fresh namespace (Glue database) per test, dropped with its tables afterwards."""
+    name = f"ns{next(_made)}"
+    spark.sql(f"CREATE NAMESPACE glue.{name}")
+    yield name
+    spark.sql(f"DROP NAMESPACE glue.{name} CASCADE")

@@ -40,6 +40,9 @@ _TABLE_INPUT_FIELDS = (
 )
 _PARTITION_INPUT_FIELDS = ("Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime")
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
+# Glue keeps partition keys apart from the columns; where Spark declared them elsewhere than last (a
+# DataFrameWriterV2 partitionedBy, a CTAS), Spark's column order is kept here so positional writes line up.
+COLUMN_ORDER = "gluecat.spark.column_order"
 
 
 def _pages(method: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
@@ -217,9 +220,11 @@ class Backend:
             props["comment"] = table["Description"]
         if table.get("Owner"):
             props["owner"] = table["Owner"]
+        order = props.pop(COLUMN_ORDER, None)
         return {
             "columns": columns(sd.get("Columns", [])),
             "partition_keys": columns(table.get("PartitionKeys", [])),
+            "order": json.loads(order) if order else None,
             "properties": props,
             "location": sd.get("Location"),
             "format": fmt,
@@ -248,6 +253,9 @@ class Backend:
 
         params = {k: v for k, v in props.items() if k not in _RESERVED}
         params.setdefault("classification", provider)
+        names = [c["name"] for c in args["columns"]] + [c["name"] for c in args["partition_keys"]]
+        if args.get("order") and args["order"] != names:
+            params[COLUMN_ORDER] = json.dumps(args["order"])
         table: dict[str, Any] = {
             "Name": args["name"],
             "StorageDescriptor": {
@@ -272,6 +280,7 @@ class Backend:
         columns = [dict(c) for c in sd.get("Columns", [])]
         keys = [dict(k) for k in new.get("PartitionKeys", [])]
         params = dict(new.get("Parameters") or {})
+        order: list[str] | None = json.loads(params[COLUMN_ORDER]) if COLUMN_ORDER in params else None
 
         def find(name: str) -> tuple[list[dict[str, Any]], int] | None:
             for group in (columns, keys):
@@ -311,6 +320,9 @@ class Backend:
                 col = {"Name": change["name"], "Type": change["type"]}
                 if change.get("comment"):
                     col["Comment"] = change["comment"]
+                if order is not None:
+                    at = order.index(change["after"]) + 1 if change.get("after") in order else len(order)
+                    order.insert(0 if change.get("first") else at, change["name"])
                 if change.get("first"):
                     columns.insert(0, col)
                 elif change.get("after"):
@@ -331,9 +343,13 @@ class Backend:
                 group, i = found
                 if group is keys:
                     raise InvalidInputException(f"Partition column {change['name']} cannot be dropped")
+                if order is not None:
+                    order.remove(group[i]["Name"])
                 del group[i]
             elif op == "rename_column":
                 group, i = existing(change["name"])
+                if order is not None:
+                    order[order.index(group[i]["Name"])] = change["new_name"]
                 group[i]["Name"] = change["new_name"]
             elif op == "update_column_type":
                 group, i = existing(change["name"])
@@ -343,6 +359,8 @@ class Backend:
                 group[i]["Comment"] = change["comment"]
             else:
                 raise InvalidInputException(f"unsupported table change {op!r}")
+        if order is not None:
+            params[COLUMN_ORDER] = json.dumps(order)
         sd["Columns"] = columns
         new["StorageDescriptor"] = sd
         new["PartitionKeys"] = keys
@@ -385,7 +403,8 @@ class Backend:
     def op_drop_table(self, args: dict[str, Any]) -> None:
         table = self._table(args)
         folders: list[str] = []
-        if args.get("purge"):
+        # Like Hive: dropping a MANAGED_TABLE deletes its data, an EXTERNAL_TABLE's data stays unless purged.
+        if args.get("purge") or table.get("TableType") == "MANAGED_TABLE":
             folders = [loc for loc in self._partitions(table, [])[1] if loc]
             if (table.get("StorageDescriptor") or {}).get("Location"):
                 folders.append(self._location(table))

@@ -207,6 +207,10 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         }
         ObjectNode args = Backend.table(database(ident.namespace()), ident.name());
         ArrayNode columns = args.putArray("columns");
+        ArrayNode order = args.putArray("order");
+        for (StructField f : schema.fields()) {
+            order.add(f.name());
+        }
         ArrayNode keys = args.putArray("partition_keys");
         Map<String, StructField> byName = new HashMap<>();
         for (StructField f : schema.fields()) {

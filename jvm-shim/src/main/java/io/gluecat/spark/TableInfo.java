@@ -23,6 +23,8 @@ final class TableInfo {
     final String unreadable;
     final Map<String, String> readOptions;
     final Map<String, String> properties;
+    /** Spark's column order when it is not the columns followed by the partition keys; else null. */
+    final List<String> order;
 
     TableInfo(Identifier ident, JsonNode t) {
         this.ident = ident;
@@ -33,6 +35,13 @@ final class TableInfo {
         this.unreadable = text(t, "unreadable");
         this.readOptions = strings(t.get("options"));
         this.properties = strings(t.get("properties"));
+        JsonNode o = t.get("order");
+        if (o == null || o.isNull()) {
+            this.order = null;
+        } else {
+            this.order = new ArrayList<>();
+            o.forEach(n -> order.add(n.asText()));
+        }
     }
 
     StructType schema() {
@@ -40,7 +49,21 @@ final class TableInfo {
         for (StructField f : partitionSchema.fields()) {
             all = all.add(f);
         }
-        return all;
+        if (order == null) {
+            return all;
+        }
+        List<StructField> ordered = new ArrayList<>();
+        for (String name : order) {
+            if (all.getFieldIndex(name).isDefined()) {
+                ordered.add(all.apply(name));
+            }
+        }
+        for (StructField f : all.fields()) {
+            if (!order.contains(f.name())) {
+                ordered.add(f);
+            }
+        }
+        return new StructType(ordered.toArray(new StructField[0]));
     }
 
     List<String> partitionNames() {

@@ -1,0 +1,158 @@
+"""Tables made and changed through Spark SQL are proper Glue tables, seen the same through the Python API."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from gluecat import Catalog
+
+
+@pytest.mark.parametrize(
+    ("provider", "serde", "input_format"),
+    [
+        (
+            "parquet",
+            "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
+            "MapredParquetInputFormat",
+        ),
+        ("orc", "org.apache.hadoop.hive.ql.io.orc.OrcSerde", "OrcInputFormat"),
+        ("csv", "org.apache.hadoop.hive.serde2.OpenCSVSerde", "TextInputFormat"),
+        ("json", "org.apache.hive.hcatalog.data.JsonSerDe", "TextInputFormat"),
+    ],
+)
+def test_create_table_gives_a_hive_compatible_glue_table(
+    spark: Any, warehouse: Path, ns: str, provider: str, serde: str, input_format: str
+) -> None:
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.sales (id BIGINT COMMENT 'key', amount DECIMAL(10,2), dt DATE) "
+        f"USING {provider} PARTITIONED BY (dt) COMMENT 'daily sales' TBLPROPERTIES ('team'='bi')"
+    )
+    spark.sql(f"INSERT INTO glue.{ns}.sales VALUES (1, 9.50, DATE'2024-01-01'), (2, 3.25, DATE'2024-01-02')")
+    assert [
+        tuple(r)
+        for r in spark.sql(
+            f"SELECT id, CAST(amount AS STRING), dt FROM glue.{ns}.sales ORDER BY id"
+        ).collect()
+    ] == [
+        (1, "9.50", __import__("datetime").date(2024, 1, 1)),
+        (2, "3.25", __import__("datetime").date(2024, 1, 2)),
+    ]
+
+    table = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="sales")["Table"]
+    sd = table["StorageDescriptor"]
+    assert sd["SerdeInfo"]["SerializationLibrary"] == serde
+    assert sd["InputFormat"].endswith(input_format)
+    assert [(c["Name"], c["Type"]) for c in sd["Columns"]] == [("id", "bigint"), ("amount", "decimal(10,2)")]
+    assert sd["Columns"][0]["Comment"] == "key"
+    assert table["PartitionKeys"] == [{"Name": "dt", "Type": "date"}]
+    assert sd["Location"] == f"{warehouse}/{ns}.db/sales"
+    assert table["Description"] == "daily sales"
+    assert table["Parameters"]["team"] == "bi"
+    assert table["Parameters"]["classification"] == provider
+    parts = Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="sales")["Partitions"]
+    assert sorted(p["Values"][0] for p in parts) == ["2024-01-01", "2024-01-02"]
+    assert {p["StorageDescriptor"]["Location"] for p in parts} == {
+        f"{warehouse}/{ns}.db/sales/dt=2024-01-01",
+        f"{warehouse}/{ns}.db/sales/dt=2024-01-02",
+    }
+
+
+def test_create_if_not_exists_location_and_duplicate(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.ext (a INT) USING parquet LOCATION '{tmp_path}/ext'")
+    spark.sql(f"CREATE TABLE IF NOT EXISTS glue.{ns}.ext (b STRING) USING parquet")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(f"CREATE TABLE glue.{ns}.ext (b STRING) USING parquet")
+    table = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="ext")["Table"]
+    assert table["StorageDescriptor"]["Location"] == f"file:{tmp_path}/ext"  # Spark qualifies LOCATION
+    assert table["TableType"] == "EXTERNAL_TABLE"
+    assert [c["Name"] for c in table["StorageDescriptor"]["Columns"]] == ["a"]
+    with pytest.raises(Exception, match="USING avro"):
+        spark.sql(f"CREATE TABLE glue.{ns}.other (a INT) USING avro")
+
+
+def test_ctas_and_replace_table(spark: Any, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.ctas USING parquet PARTITIONED BY (p) AS SELECT 1 AS x, 'a' AS p")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.ctas").collect()] == [(1, "a")]
+    spark.sql(f"REPLACE TABLE glue.{ns}.ctas USING parquet AS SELECT 'new' AS y")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.ctas").collect()] == [("new",)]
+    assert [f.name for f in spark.table(f"glue.{ns}.ctas").schema.fields] == ["y"]
+
+
+def test_show_tables_like_show_create_and_describe(spark: Any, ns: str) -> None:
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.orders (id INT, dt STRING) USING parquet PARTITIONED BY (dt) COMMENT 'o'"
+    )
+    spark.sql(f"CREATE TABLE glue.{ns}.users (id INT) USING orc")
+    assert [r.tableName for r in spark.sql(f"SHOW TABLES IN glue.{ns} LIKE 'ord*'").collect()] == ["orders"]
+    ddl = spark.sql(f"SHOW CREATE TABLE glue.{ns}.orders").collect()[0][0]
+    assert "USING parquet" in ddl and "PARTITIONED BY (dt)" in ddl and "COMMENT 'o'" in ddl
+    described = {
+        r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED glue.{ns}.orders").collect()
+    }
+    assert described["Provider"] == "parquet"
+    assert described["Comment"] == "o"
+    assert described["Location"].endswith(f"{ns}.db/orders")
+
+
+def test_alter_table_columns_and_properties(spark: Any, warehouse: Path, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.evolve (a INT, b STRING, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve ADD COLUMNS (c DOUBLE COMMENT 'new')")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve RENAME COLUMN b TO bee")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve ALTER COLUMN a TYPE BIGINT")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve ALTER COLUMN a COMMENT 'the a'")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve DROP COLUMN c")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve SET TBLPROPERTIES ('k1'='v1', 'k2'='v2')")
+    spark.sql(f"ALTER TABLE glue.{ns}.evolve UNSET TBLPROPERTIES ('k2')")
+    table = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="evolve")["Table"]
+    cols = table["StorageDescriptor"]["Columns"]
+    assert [(c["Name"], c["Type"], c.get("Comment")) for c in cols] == [
+        ("a", "bigint", "the a"),
+        ("bee", "string", None),
+    ]
+    assert table["Parameters"]["k1"] == "v1" and "k2" not in table["Parameters"]
+    props = {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES glue.{ns}.evolve").collect()}
+    assert props["k1"] == "v1"
+    # UpdateTable archived each change as a table version.
+    versions = Catalog(str(warehouse)).get_table_versions(DatabaseName=ns, TableName="evolve")[
+        "TableVersions"
+    ]
+    assert len(versions) == 8
+
+
+def test_rename_keeps_partitions_and_data(spark: Any, warehouse: Path, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.old (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1, 'x'), (2, 'y')")
+    spark.sql(f"ALTER TABLE glue.{ns}.old RENAME TO {ns}.new")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.new ORDER BY a").collect()] == [
+        (1, "x"),
+        (2, "y"),
+    ]
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"SELECT * FROM glue.{ns}.old")
+    parts = Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="new")["Partitions"]
+    assert len(parts) == 2
+
+
+def test_drop_table_deletes_managed_data_only_and_purge_deletes_it(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.external (a INT, p STRING) USING parquet PARTITIONED BY (p) LOCATION '{tmp_path}/e'"
+    )
+    for name in ("managed", "purged"):
+        spark.sql(f"CREATE TABLE glue.{ns}.{name} (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    for name in ("external", "managed", "purged"):
+        spark.sql(f"INSERT INTO glue.{ns}.{name} VALUES (1, 'x')")
+    spark.sql(f"DROP TABLE glue.{ns}.external")
+    spark.sql(f"DROP TABLE glue.{ns}.managed")
+    spark.sql(f"DROP TABLE glue.{ns}.purged PURGE")
+    assert any((tmp_path / "e" / "p=x").iterdir())  # EXTERNAL_TABLE: the data is not the catalog's to delete
+    assert not (warehouse / f"{ns}.db" / "managed").exists()
+    assert not (warehouse / f"{ns}.db" / "purged").exists()
+    assert Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"] == []

@@ -1,0 +1,102 @@
+"""INSERT and DataFrameWriterV2 write files through Spark and register partitions in the same commit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog
+
+
+@pytest.fixture
+def table(spark: Any, ns: str) -> str:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
+    return f"glue.{ns}.t"
+
+
+def rows(spark: Any, table: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.sql(f"SELECT v, p, q FROM {table}").collect())
+
+
+def partitions(warehouse: Path, table: str) -> list[list[str]]:
+    _, db, name = table.split(".")
+    got = Catalog(str(warehouse)).get_partitions(DatabaseName=db, TableName=name)["Partitions"]
+    return sorted(p["Values"] for p in got)
+
+
+def test_insert_into_appends_and_registers_new_partitions(spark: Any, warehouse: Path, table: str) -> None:
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1), (2, 'b', 2)")
+    spark.sql(f"INSERT INTO {table} VALUES (3, 'a', 1), (4, NULL, 3)")
+    assert rows(spark, table) == [(1, "a", 1), (2, "b", 2), (3, "a", 1), (4, None, 3)]
+    assert partitions(warehouse, table) == [["__HIVE_DEFAULT_PARTITION__", "3"], ["a", "1"], ["b", "2"]]
+
+
+def test_static_overwrite_replaces_one_partition(spark: Any, warehouse: Path, table: str) -> None:
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1), (2, 'b', 2)")
+    spark.sql(f"INSERT OVERWRITE {table} PARTITION (p='a', q=1) VALUES (10)")
+    assert rows(spark, table) == [(2, "b", 2), (10, "a", 1)]
+    spark.sql(f"INSERT OVERWRITE {table} PARTITION (p='b') SELECT 20, 5")
+    # Hive semantics: partitions under p='b' that the overwrite did not write are gone.
+    assert rows(spark, table) == [(10, "a", 1), (20, "b", 5)]
+    assert partitions(warehouse, table) == [["a", "1"], ["b", "5"]]
+
+
+def test_dynamic_overwrite_replaces_only_written_partitions(spark: Any, warehouse: Path, table: str) -> None:
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1), (2, 'b', 2)")
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        spark.sql(f"INSERT OVERWRITE {table} VALUES (3, 'a', 1), (4, 'c', 3)")
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    assert rows(spark, table) == [(2, "b", 2), (3, "a", 1), (4, "c", 3)]
+    assert partitions(warehouse, table) == [["a", "1"], ["b", "2"], ["c", "3"]]
+
+
+def test_full_overwrite_truncates_then_writes(spark: Any, warehouse: Path, table: str) -> None:
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1), (2, 'b', 2)")
+    spark.sql(f"INSERT OVERWRITE {table} VALUES (5, 'z', 9)")
+    assert rows(spark, table) == [(5, "z", 9)]
+    assert partitions(warehouse, table) == [["z", "9"]]
+
+
+def test_dataframe_writer_v2(spark: Any, warehouse: Path, table: str) -> None:
+    df = spark.createDataFrame([(1, "a", 1), (2, "b", 2)], "v INT, p STRING, q INT")
+    df.writeTo(table).append()
+    spark.createDataFrame([(7, "a", 1)], "v INT, p STRING, q INT").writeTo(table).overwritePartitions()
+    assert rows(spark, table) == [(2, "b", 2), (7, "a", 1)]
+    created = table + "_v2"
+    df.writeTo(created).using("orc").partitionedBy(df.p).create()
+    assert sorted(tuple(r) for r in spark.table(created).select("v", "p").collect()) == [(1, "a"), (2, "b")]
+    _, db, name = created.split(".")
+    got = Catalog(str(warehouse)).get_table(DatabaseName=db, Name=name)["Table"]
+    assert got["StorageDescriptor"]["SerdeInfo"]["SerializationLibrary"].endswith("OrcSerde")
+    assert got["PartitionKeys"] == [{"Name": "p", "Type": "string"}]
+
+
+def test_a_failed_job_registers_nothing_and_leaves_data_alone(
+    spark: Any, warehouse: Path, table: str
+) -> None:
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1)")
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(
+            f"INSERT INTO {table} SELECT IF(id = 3, raise_error('boom'), CAST(id AS INT)), 'new', 7 FROM range(5)"
+        )
+    assert rows(spark, table) == [(1, "a", 1)]
+    assert partitions(warehouse, table) == [["a", "1"]]
+    _, db, _name = table.split(".")
+    leftovers = [
+        p.name for p in (warehouse / f"{db}.db" / "t").iterdir() if p.name.startswith(".gluecat-staging")
+    ]
+    assert leftovers == []
+
+
+def test_unpartitioned_table_insert_and_overwrite(spark: Any, table: str) -> None:
+    plain = table + "_plain"
+    spark.sql(f"CREATE TABLE {plain} (v INT, s STRING) USING json")
+    spark.sql(f"INSERT INTO {plain} VALUES (1, 'x')")
+    spark.sql(f"INSERT INTO {plain} VALUES (2, 'y')")
+    assert sorted(tuple(r) for r in spark.table(plain).collect()) == [(1, "x"), (2, "y")]
+    spark.sql(f"INSERT OVERWRITE {plain} VALUES (3, 'z')")
+    assert [tuple(r) for r in spark.table(plain).collect()] == [(3, "z")]
