@@ -26,8 +26,10 @@ import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
-import org.apache.spark.sql.sources.EqualNullSafe;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.sources.EqualTo;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -240,21 +242,36 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     }
 
     @Override
+    public boolean truncatePartition(InternalRow ident) throws NoSuchPartitionException {
+        return truncatePartitions(new InternalRow[] {ident});
+    }
+
+    @Override
     public InternalRow[] listPartitionIdentifiers(String[] names, InternalRow ident) {
+        int[] fields = new int[names.length];
+        List<String> wanted = new ArrayList<>();
         List<Filter> filters = new ArrayList<>();
         for (int i = 0; i < names.length; i++) {
-            int field = info.partitionSchema.fieldIndex(names[i]);
-            StructType one = new StructType(new org.apache.spark.sql.types.StructField[] {info.partitionSchema.fields()[field]});
-            InternalRow value = new org.apache.spark.sql.catalyst.expressions.GenericInternalRow(
-                new Object[] {ident.get(i, one.fields()[0].dataType())});
+            fields[i] = info.partitionSchema.fieldIndex(names[i]);
+            StructType one = new StructType(new StructField[] {info.partitionSchema.fields()[fields[i]]});
+            InternalRow value = new GenericInternalRow(new Object[] {ident.get(i, one.fields()[0].dataType())});
             String text = Partitions.values(one, value).get(0);
-            filters.add(new EqualNullSafe(names[i], text.equals(Partitions.NULL_VALUE) ? null : text));
+            wanted.add(text);
+            if (!text.equals(Partitions.NULL_VALUE)) {
+                filters.add(new EqualTo(names[i], text));
+            }
         }
-        List<GlueFileIndex.Selected> selected = select(filters.toArray(new Filter[0]));
-        InternalRow[] out = new InternalRow[selected.size()];
-        for (int i = 0; i < out.length; i++) {
-            out[i] = selected.get(i).values();
+        List<InternalRow> out = new ArrayList<>();
+        for (GlueFileIndex.Selected s : select(filters.toArray(new Filter[0]))) {
+            List<String> values = Partitions.values(info.partitionSchema, s.values());
+            boolean match = true;
+            for (int i = 0; i < fields.length && match; i++) {
+                match = values.get(fields[i]).equals(wanted.get(i));
+            }
+            if (match) {
+                out.add(s.values());
+            }
         }
-        return out;
+        return out.toArray(new InternalRow[0]);
     }
 }

@@ -128,6 +128,9 @@ final class Partitions {
         } else if (f instanceof EqualTo e) {
             leaf(node, "EqualTo", e.attribute(), e.value());
         } else if (f instanceof EqualNullSafe e) {
+            if (e.value() == null) {
+                throw new UnsupportedOperationException("null partition values are Hive's marker, not null");
+            }
             leaf(node, "EqualNullSafe", e.attribute(), e.value());
         } else if (f instanceof GreaterThan e) {
             leaf(node, "GreaterThan", e.attribute(), e.value());
@@ -143,10 +146,10 @@ final class Partitions {
             for (Object v : in.values()) {
                 values.add(value(v));
             }
-        } else if (f instanceof IsNull e) {
-            node.put("op", "IsNull").put("attribute", e.attribute());
-        } else if (f instanceof IsNotNull e) {
-            node.put("op", "IsNotNull").put("attribute", e.attribute());
+        } else if (f instanceof IsNull || f instanceof IsNotNull) {
+            // The catalog stores a null partition value as Hive's __HIVE_DEFAULT_PARTITION__ string, so
+            // null tests are left to Spark, which sees that marker as null in the partition rows.
+            throw new UnsupportedOperationException("null tests are evaluated by Spark");
         } else if (f instanceof StringStartsWith e) {
             leaf(node, "StringStartsWith", e.attribute(), e.value());
         } else if (f instanceof StringEndsWith e) {

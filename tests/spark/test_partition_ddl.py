@@ -1,0 +1,87 @@
+"""Partition DDL goes through Spark's partition-management interfaces to one catalog commit each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from gluecat import Catalog
+
+
+@pytest.fixture
+def table(spark: Any, ns: str) -> str:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
+    return f"glue.{ns}.t"
+
+
+def shown(spark: Any, sql: str) -> list[str]:
+    return [r.partition for r in spark.sql(sql).collect()]
+
+
+def test_add_show_and_drop_partitions(
+    spark: Any, warehouse: Path, ns: str, table: str, tmp_path: Path
+) -> None:
+    spark.sql(
+        f"ALTER TABLE {table} ADD PARTITION (p='a', q=1) PARTITION (p='b', q=2) LOCATION '{tmp_path}/b2'"
+    )
+    assert shown(spark, f"SHOW PARTITIONS {table}") == ["p=a/q=1", "p=b/q=2"]
+    assert shown(spark, f"SHOW PARTITIONS {table} PARTITION (p='b')") == ["p=b/q=2"]
+    got = Catalog(str(warehouse)).get_partition(DatabaseName=ns, TableName="t", PartitionValues=["b", "2"])
+    assert got["Partition"]["StorageDescriptor"]["Location"].endswith(f"{tmp_path}/b2")
+
+    with pytest.raises(AnalysisException, match="PARTITIONS_ALREADY_EXIST"):
+        spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
+    spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='a', q=1) PARTITION (p='c', q=3)")
+    assert shown(spark, f"SHOW PARTITIONS {table}") == ["p=a/q=1", "p=b/q=2", "p=c/q=3"]
+
+    spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='a', q=1), PARTITION (p='c', q=3)")
+    with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND"):
+        spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='a', q=1)")
+    spark.sql(f"ALTER TABLE {table} DROP IF EXISTS PARTITION (p='a', q=1)")
+    assert shown(spark, f"SHOW PARTITIONS {table}") == ["p=b/q=2"]
+
+
+def test_rows_written_into_an_added_partition_go_to_its_location(
+    spark: Any, ns: str, table: str, tmp_path: Path
+) -> None:
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='x', q=1) LOCATION '{tmp_path}/elsewhere'")
+    spark.sql(f"INSERT INTO {table} VALUES (5, 'x', 1)")
+    assert [f.name for f in (tmp_path / "elsewhere").iterdir() if f.name.startswith("part-")]
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {table}").collect()] == [(5, "x", 1)]
+
+
+def test_truncate_table_and_partition_keep_the_partitions(spark: Any, table: str) -> None:
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'a', 1), (2, 'b', 2)")
+    spark.sql(f"TRUNCATE TABLE {table} PARTITION (p='a', q=1)")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {table}").collect()] == [(2, "b", 2)]
+    spark.sql(f"TRUNCATE TABLE {table}")
+    assert spark.sql(f"SELECT * FROM {table}").collect() == []
+    assert shown(spark, f"SHOW PARTITIONS {table}") == ["p=a/q=1", "p=b/q=2"]
+
+
+def test_partition_values_must_fit_the_key_types(spark: Any, table: str) -> None:
+    with pytest.raises(Exception, match="q"):
+        spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q='not a number')")
+    assert shown(spark, f"SHOW PARTITIONS {table}") == []
+
+
+def test_partition_indexes_through_procedures(spark: Any, warehouse: Path, ns: str, table: str) -> None:
+    made = spark.sql(
+        f"CALL glue.system.create_partition_index(table => '{ns}.t', index_name => 'pq', keys => 'p,q')"
+    )
+    assert [tuple(r) for r in made.collect()] == [("pq", "ACTIVE")]
+    listed = spark.sql(f"CALL glue.system.partition_indexes(table => '{ns}.t')").collect()
+    assert [(r.index_name, r.keys, r.status) for r in listed] == [("pq", "p,q", "ACTIVE")]
+    indexes = Catalog(str(warehouse)).get_partition_indexes(DatabaseName=ns, TableName="t")
+    assert [d["IndexName"] for d in indexes["PartitionIndexDescriptorList"]] == ["pq"]
+    with pytest.raises(Exception, match="InvalidInputException"):
+        spark.sql(
+            f"CALL glue.system.create_partition_index(table => '{ns}.t', index_name => 'bad', keys => 'v')"
+        )
+    spark.sql(f"CALL glue.system.drop_partition_index(table => '{ns}.t', index_name => 'pq')").collect()
+    assert spark.sql(f"CALL glue.system.partition_indexes(table => '{ns}.t')").collect() == []
+    names = [r.procedure_name for r in spark.sql("SHOW PROCEDURES IN glue.system").collect()]
+    assert {"create_partition_index", "drop_partition_index", "partition_indexes"} <= set(names)

@@ -1,0 +1,121 @@
+"""SELECT reads only the partitions the catalog selects, wherever their folders are."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from gluecat import Catalog
+
+PARQUET_SD = {
+    "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+    "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+    "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"},
+}
+
+
+def crawled_table(cat: Catalog, db: str, root: Path, partitions: dict[tuple[str, str], int | None]) -> None:
+    """A table as a crawler makes it: partitions at arbitrary folders; None marks a folder of garbage."""
+    cat.create_table(
+        DatabaseName=db,
+        TableInput={
+            "Name": "events",
+            "StorageDescriptor": {
+                **PARQUET_SD,
+                "Columns": [{"Name": "n", "Type": "int"}],
+                "Location": str(root),
+            },
+            "PartitionKeys": [{"Name": "country", "Type": "string"}, {"Name": "year", "Type": "int"}],
+        },
+    )
+    add = []
+    for i, ((country, year), n) in enumerate(sorted(partitions.items())):
+        folder = root / f"folder-{i}"  # not Hive's country=../year=.. layout: the catalog says where
+        folder.mkdir(parents=True)
+        if n is None:
+            (folder / "part-0.parquet").write_bytes(b"this is not parquet")
+        else:
+            pq.write_table(pa.table({"n": pa.array([n], pa.int32())}), folder / "part-0.parquet")
+        add.append(
+            {"Values": [country, year], "StorageDescriptor": {**PARQUET_SD, "Location": f"file:{folder}"}}
+        )
+    cat.batch_create_partition(DatabaseName=db, TableName="events", PartitionInputList=add)
+
+
+def test_filtered_select_reads_only_the_selected_partitions(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    cat = Catalog(str(warehouse))
+    crawled_table(cat, ns, tmp_path / "events", {("US", "2020"): 1, ("US", "2021"): 2, ("FR", "2020"): None})
+    got = spark.sql(f"SELECT n, year FROM glue.{ns}.events WHERE country = 'US' ORDER BY n").collect()
+    assert [tuple(r) for r in got] == [(1, 2020), (2, 2021)]
+    with pytest.raises(Exception, match="not a Parquet file|is not a Parquet|magic number"):
+        spark.sql(f"SELECT * FROM glue.{ns}.events").collect()
+
+
+def test_an_index_planned_filter_reads_only_the_selected_partitions(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    cat = Catalog(str(warehouse))
+    crawled_table(
+        cat,
+        ns,
+        tmp_path / "events",
+        {("US", "2020"): 1, ("US", "2021"): 2, ("US", "2019"): None, ("FR", "2021"): None},
+    )
+    spark.sql(
+        f"CALL glue.system.create_partition_index(table => '{ns}.events', index_name => 'cy', keys => 'country,year')"
+    )
+    plan = cat.explain_partitions(
+        DatabaseName=ns, TableName="events", Expression="country = 'US' AND year >= 2020"
+    )
+    assert plan["Index"] == "cy"
+    got = spark.sql(
+        f"SELECT n FROM glue.{ns}.events WHERE country = 'US' AND year >= 2020 ORDER BY n"
+    ).collect()
+    assert [r.n for r in got] == [1, 2]
+    with pytest.raises(Exception, match="not a Parquet file|is not a Parquet|magic number"):
+        spark.sql(f"SELECT n FROM glue.{ns}.events WHERE year >= 2019").collect()
+
+
+def test_explain_shows_the_partition_filter_and_the_selected_partitions(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    crawled_table(
+        Catalog(str(warehouse)), ns, tmp_path / "e", {("US", "2020"): 1, ("US", "2021"): 2, ("FR", "2020"): 3}
+    )
+    plan = spark.sql(f"EXPLAIN SELECT n FROM glue.{ns}.events WHERE country = 'US'").collect()[0][0]
+    assert "PartitionFilters: [isnotnull(country" in plan and "(country#" in plan
+    assert "GlueFileIndex(2 paths)" in plan  # the two US partitions, chosen by the catalog
+
+
+def test_typed_partition_keys_compare_by_type(spark: Any, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.typed (v INT, d DATE, n BIGINT) USING parquet PARTITIONED BY (d, n)")
+    spark.sql(
+        f"INSERT INTO glue.{ns}.typed VALUES (1, DATE'2024-01-09', 9), (2, DATE'2024-01-10', 10), (3, NULL, NULL)"
+    )
+    assert [r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.typed WHERE n > 9").collect()] == [2]
+    assert [
+        r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.typed WHERE d < DATE'2024-01-10'").collect()
+    ] == [1]
+    assert [r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.typed WHERE n IS NULL").collect()] == [3]
+    assert [
+        r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.typed WHERE n IN (9, 10) ORDER BY v").collect()
+    ] == [1, 2]
+    row = spark.sql(f"SELECT d FROM glue.{ns}.typed WHERE v = 2").collect()[0]
+    assert row.d == datetime.date(2024, 1, 10)
+
+
+def test_partitions_added_through_python_are_seen_by_the_next_query(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.live (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.live VALUES (1, 'a')")
+    cat = Catalog(str(warehouse))
+    cat.delete_partition(DatabaseName=ns, TableName="live", PartitionValues=["a"])
+    assert spark.sql(f"SELECT * FROM glue.{ns}.live").collect() == []
