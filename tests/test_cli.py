@@ -76,18 +76,3 @@ def test_errors_are_reported_not_raised(demo: str, capsys: pytest.CaptureFixture
 
 
 @pytest.mark.slow
-def test_the_readme_demo_runs_spark_sql_over_the_catalogs_partitions(warehouse: str) -> None:
-    """The README's first command: a local Spark SQL session over the sample warehouse."""
-    import subprocess
-    import sys
-
-    sql = "SELECT count(*) AS n, count(DISTINCT dt) AS days FROM sales_orders_us"
-    out = subprocess.run(
-        [sys.executable, "-m", "gluecat", "demo", "--warehouse", warehouse, "--sql", sql],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    ).stdout
-    assert "view sales_orders_us: 14 partition folders chosen by gluecat (index: by_country_dt)" in out
-    assert "|350|14  |" in out

@@ -2,7 +2,8 @@
 
 Creates (once) a ``sales`` database with an ``orders`` table partitioned by ``country`` and ``dt``,
 writes its data as Parquet files, registers the partitions and a partition index through the Glue API,
-then queries it in a local Spark SQL session (or, with --no-spark, through the Python API).
+then queries it as ``glue.sales.orders`` in a local Spark SQL session with the gluecat catalog plugin
+(or, with --no-spark, through the Python API).
 """
 
 from __future__ import annotations
@@ -110,48 +111,36 @@ def _python_tour(catalog: Any) -> None:
 
 
 DEFAULT_SQL = [
-    "SHOW VIEWS",
-    "SELECT country, count(*) AS orders, round(sum(amount), 2) AS revenue FROM sales_orders "
+    "SHOW TABLES IN glue.sales",
+    "SELECT country, count(*) AS orders, round(sum(amount), 2) AS revenue FROM glue.sales.orders "
     "WHERE dt >= DATE '2024-01-10' GROUP BY country ORDER BY country",
-    "SELECT customer, round(sum(amount), 2) AS spent FROM sales_orders_us GROUP BY customer ORDER BY spent DESC LIMIT 5",
+    "SELECT customer, round(sum(amount), 2) AS spent FROM glue.sales.orders WHERE country = 'US' "
+    "GROUP BY customer ORDER BY spent DESC LIMIT 5",
+    "EXPLAIN SELECT * FROM glue.sales.orders WHERE country = 'US' AND dt >= DATE '2024-01-13'",
+    "CALL glue.system.partition_indexes(table => 'sales.orders')",
 ]
 
 
-def _spark_tour(catalog: Any, statements: list[str] | None) -> int:
-    """A local Spark SQL session over the sample warehouse.
+def _spark_tour(warehouse: str, statements: list[str] | None) -> int:
+    """A local Spark SQL session with the sample warehouse mounted as catalog ``glue``.
 
-    Each Parquet table becomes a view over exactly the partition folders the catalog lists (Spark
-    infers the partition values from their key=value names); ``sales_orders_us`` is planned by the
-    catalog's partition index (country = 'US'), so Spark reads only those folders. (The Spark catalog plugin, which makes this
-    ``glue.sales.orders``, is not part of this build yet.)
+    Queries on ``glue.sales.orders`` are pruned by the catalog: Spark's partition filters go to gluecat,
+    which plans them with the table's partition index, and only the chosen folders are read.
     """
-    from pyspark.sql import SparkSession
+    from gluecat.spark import session
 
-    spark = (
-        SparkSession.builder.master("local[2]")
-        .appName("gluecat demo")
-        .config("spark.ui.enabled", "false")
-        .config("spark.sql.shuffle.partitions", "2")
-        .config("spark.ui.showConsoleProgress", "false")
-        .getOrCreate()
+    spark = session(
+        warehouse, **{"spark.sql.shuffle.partitions": "2", "spark.ui.showConsoleProgress": "false"}
     )
     spark.sparkContext.setLogLevel("ERROR")
     try:
-        for name, expression in (("sales_orders", ""), ("sales_orders_us", "country = 'US'")):
-            table = catalog.get_table(DatabaseName="sales", Name="orders")["Table"]
-            parts = catalog.get_partitions_arrow(
-                DatabaseName="sales", TableName="orders", Expression=expression
-            )
-            locations = parts.column("Location").to_pylist()
-            plan = catalog.explain_partitions(DatabaseName="sales", TableName="orders", Expression=expression)
-            print(
-                f"view {name}: {len(locations)} partition folders chosen by gluecat (index: {plan['Index']})"
-            )
-            base = table["StorageDescriptor"]["Location"]
-            spark.read.option("basePath", base).parquet(*locations).createOrReplaceTempView(name)
         for statement in statements or DEFAULT_SQL:
             print(f"\nspark-sql> {statement}")
-            spark.sql(statement).show(truncate=False)
+            result = spark.sql(statement)
+            if statement.lstrip().upper().startswith("EXPLAIN"):
+                print(result.collect()[0][0])
+            else:
+                result.show(truncate=False)
     finally:
         spark.stop()
     return 0
@@ -160,7 +149,7 @@ def _spark_tour(catalog: Any, statements: list[str] | None) -> int:
 def _cmd_demo(args: argparse.Namespace) -> int:
     catalog = ensure_sample(args.warehouse)
     if not args.no_spark:
-        return _spark_tour(catalog, args.sql)
+        return _spark_tour(catalog.warehouse, args.sql)
     _python_tour(catalog)
     return 0
 
