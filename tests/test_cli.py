@@ -73,6 +73,3 @@ def test_compact_is_a_dry_run_unless_applied(demo: str, capsys: pytest.CaptureFi
 def test_errors_are_reported_not_raised(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["table", "sales", "nope", "-w", demo]) == 1
     assert "EntityNotFoundException" in capsys.readouterr().err
-
-
-@pytest.mark.slow
