@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,17 @@ def jar_path() -> Path:
     return jar
 
 
-def spark_conf(warehouse: str, name: str = "glue") -> dict[str, str]:
-    """The Spark settings that mount a gluecat warehouse as catalog `name`."""
+def spark_conf(warehouse: str, name: str = "glue", python: str | None = None) -> dict[str, str]:
+    """The Spark settings that mount a gluecat warehouse as catalog `name`.
+
+    ``python`` is the interpreter (with gluecat installed) that a JVM-only Spark process (spark-sql,
+    spark-shell) starts for the catalog; by default this one.
+    """
     return {
         "spark.jars": str(jar_path()),
         f"spark.sql.catalog.{name}": CATALOG_CLASS,
         f"spark.sql.catalog.{name}.warehouse": warehouse,
+        f"spark.sql.catalog.{name}.python": python or sys.executable,
     }
 
 

@@ -1,8 +1,12 @@
 package io.gluecat.spark;
 
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Where the Python side registers its backend, by warehouse, before the catalog is first used. */
+/**
+ * Where the Python side registers its backend, by warehouse. A PySpark driver registers one before the
+ * catalog is first used (gluecat.spark.session); in a JVM-only process the first lookup starts the bridge.
+ */
 public final class Registry {
     private static final ConcurrentHashMap<String, PythonCatalog> BACKENDS = new ConcurrentHashMap<>();
 
@@ -12,16 +16,25 @@ public final class Registry {
         BACKENDS.put(warehouse, backend);
     }
 
-    public static PythonCatalog lookup(String warehouse, org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
-        return lookup(warehouse);
+    static boolean has(String warehouse) {
+        return BACKENDS.containsKey(warehouse);
     }
 
     public static PythonCatalog lookup(String warehouse) {
+        return lookup(warehouse, null);
+    }
+
+    /** The backend for the warehouse, starting the Python bridge (once per JVM and warehouse) when there is none. */
+    public static PythonCatalog lookup(String warehouse, Map<String, String> options) {
         PythonCatalog backend = BACKENDS.get(warehouse);
-        if (backend == null) {
-            throw new IllegalStateException("no gluecat backend registered for warehouse " + warehouse
-                + ": start the session with gluecat.spark.session(warehouse)");
+        if (backend != null) {
+            return backend;
         }
-        return backend;
+        synchronized (Registry.class) {
+            if (!BACKENDS.containsKey(warehouse)) {
+                Bridge.start(warehouse, options);
+            }
+        }
+        return BACKENDS.get(warehouse);
     }
 }

@@ -1,0 +1,64 @@
+"""JVM-only Spark (pyspark's own bin/spark-sql) reaches the catalog through the Python bridge it starts."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pyspark
+
+from gluecat import Catalog
+from gluecat.spark import spark_conf
+
+SPARK_SQL = Path(pyspark.__file__).parent / "bin" / "spark-sql"
+
+STATEMENTS = [
+    "CREATE NAMESPACE glue.cli",
+    "CREATE TABLE glue.cli.t (v INT, p STRING) USING parquet PARTITIONED BY (p)",
+    "INSERT INTO glue.cli.t VALUES (1, 'a'), (2, 'b')",
+    "SELECT concat('row:', v, ':', p) FROM glue.cli.t WHERE p = 'b'",
+    "SHOW PARTITIONS glue.cli.t",
+    # Last, since spark-sql stops at the first failing statement: a catalog whose interpreter is missing.
+    "SHOW NAMESPACES IN broken",
+]
+
+
+def bridge_children(warehouse: Path) -> list[int]:
+    """Processes whose environment names this warehouse as a bridge's."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            env = (proc / "environ").read_bytes().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if f"GLUECAT_WAREHOUSE={warehouse}".encode() in env:
+            found.append(int(proc.name))
+    return found
+
+
+def test_spark_sql_ddl_insert_select_through_the_bridge(tmp_path: Path) -> None:
+    warehouse = tmp_path / "wh"
+    conf = {**spark_conf(str(warehouse)), "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+    conf["spark.sql.catalog.broken"] = conf["spark.sql.catalog.glue"]
+    conf["spark.sql.catalog.broken.warehouse"] = str(tmp_path / "other")
+    conf["spark.sql.catalog.broken.python"] = str(tmp_path / "no-such-python")
+    properties = tmp_path / "spark-defaults.conf"
+    properties.write_text("".join(f"{k} {v}\n" for k, v in conf.items()))
+
+    run = subprocess.run(
+        [str(SPARK_SQL), "--properties-file", str(properties), "-e", ";\n".join(STATEMENTS) + ";"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+    )
+    assert "row:2:b" in run.stdout.splitlines()
+    assert [line for line in run.stdout.splitlines() if line.startswith("p=")] == ["p=a", "p=b"]
+    assert "cannot start the Python catalog with" in run.stderr and "no-such-python" in run.stderr
+    assert run.returncode != 0  # the broken catalog's statement failed
+
+    cat = Catalog(str(warehouse))
+    assert cat.get_table(DatabaseName="cli", Name="t")["Table"]["PartitionKeys"][0]["Name"] == "p"
+    assert len(cat.get_partitions(DatabaseName="cli", TableName="t")["Partitions"]) == 2
+    assert bridge_children(warehouse) == []  # the child ended with the JVM
