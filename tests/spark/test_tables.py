@@ -156,3 +156,33 @@ def test_drop_table_deletes_managed_data_only_and_purge_deletes_it(
     assert not (warehouse / f"{ns}.db" / "managed").exists()
     assert not (warehouse / f"{ns}.db" / "purged").exists()
     assert Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"] == []
+
+
+def test_errors_reach_spark_as_its_own_exceptions(spark: Any, ns: str) -> None:
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_FOUND"):
+        spark.sql("CREATE TABLE glue.no_such_db.t (a INT) USING parquet")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"ALTER TABLE glue.{ns}.missing ADD COLUMNS (b INT)")
+    spark.sql(f"CREATE TABLE glue.{ns}.a (x INT) USING parquet")
+    spark.sql(f"CREATE TABLE glue.{ns}.b (x INT) USING parquet")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(f"ALTER TABLE glue.{ns}.a RENAME TO {ns}.b")
+    # Glue's InvalidInputException keeps gluecat's message, not a Py4J trace.
+    with pytest.raises(
+        Exception, match="gluecat InvalidInputException: .*Partition column p cannot be dropped"
+    ):
+        spark.sql(f"CREATE TABLE glue.{ns}.c (x INT, p STRING) USING parquet PARTITIONED BY (p)")
+        spark.sql(f"ALTER TABLE glue.{ns}.c DROP COLUMN p")
+
+
+def test_set_location_and_show_table_extended_partition(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.moved (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"ALTER TABLE glue.{ns}.moved SET LOCATION '{tmp_path}/new-home'")
+    spark.sql(f"INSERT INTO glue.{ns}.moved VALUES (1, 'a')")
+    assert (tmp_path / "new-home" / "p=a").is_dir()
+    info = (
+        spark.sql(f"SHOW TABLE EXTENDED IN glue.{ns} LIKE 'moved' PARTITION (p='a')").collect()[0].information
+    )
+    assert f"{tmp_path}/new-home/p=a" in info
