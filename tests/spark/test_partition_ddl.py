@@ -85,3 +85,27 @@ def test_partition_indexes_through_procedures(spark: Any, warehouse: Path, ns: s
     assert spark.sql(f"CALL glue.system.partition_indexes(table => '{ns}.t')").collect() == []
     names = [r.procedure_name for r in spark.sql("SHOW PROCEDURES IN glue.system").collect()]
     assert {"create_partition_index", "drop_partition_index", "partition_indexes"} <= set(names)
+
+
+def test_existence_checks_see_partitions_added_elsewhere(
+    spark: Any, warehouse: Path, ns: str, table: str
+) -> None:
+    """Spark checks each spec with partitionExists; the shim answers from its copy of the table's partitions,
+    which must follow commits made by anyone else between statements."""
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
+    cat = Catalog(str(warehouse))
+    sd = cat.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
+    cat.create_partition(
+        DatabaseName=ns, TableName="t", PartitionInput={"Values": ["b", "2"], "StorageDescriptor": sd}
+    )
+    with pytest.raises(AnalysisException, match="PARTITIONS_ALREADY_EXIST"):
+        spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='b', q=2)")
+    spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='b', q=2) PARTITION (p='c', q=3)")
+    cat.delete_partition(DatabaseName=ns, TableName="t", PartitionValues=["c", "3"])
+    with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND"):
+        spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='c', q=3)")
+    odd = "back\\\\slash\\nnew line"
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='{odd}', q=4)")
+    spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='{odd}', q=4)")
+    values = sorted(p["Values"][0] for p in cat.get_partitions(DatabaseName=ns, TableName="t")["Partitions"])
+    assert values == ["a", "b", "back\\slash\nnew line"]

@@ -238,14 +238,18 @@ class PartitionOperations:
         IfNotExists: bool = False,
         IfExists: bool = False,
     ) -> dict[str, Any]:
-        """Add and drop any number of partitions in one atomic commit (Spark writes, partition DDL)."""
+        """Add and drop any number of partitions in one atomic commit (Spark writes, partition DDL).
+
+        The response's CommitVersion is the warehouse version of this commit; the state before it was
+        CommitVersion - 1 exactly (no other commit came in between).
+        """
         db, table = self._names(DatabaseName, TableName)
         add = [shapes.check_partition_input(p, f"Add[{i}]") for i, p in enumerate(Add or [])]
         drop = [_values(v, f"Drop[{i}]") for i, v in enumerate(Drop or [])]
-        partitions.commit_partitions(
+        based_on = partitions.commit_partitions(
             self._ctx, db, table, add, drop, if_not_exists=bool(IfNotExists), if_exists=bool(IfExists)
         )
-        return response()
+        return response({"CommitVersion": based_on + 1})
 
 
 def _values(value: Any, field: str) -> list[str]:

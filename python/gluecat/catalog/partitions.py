@@ -291,14 +291,15 @@ def commit_partitions(
     *,
     if_not_exists: bool,
     if_exists: bool = False,
-) -> None:
+) -> int:
     """One atomic commit of any number of additions and removals (for Spark's writes and partition DDL).
 
     Nothing is committed unless every addition is new (or ``if_not_exists``) and every removal exists
-    (or ``if_exists``).
+    (or ``if_exists``). Returns the version of the state the commit was made on: the commit is that
+    version plus one, so a caller holding that state can apply the change to it instead of re-reading.
     """
 
-    def build(snap: Snapshot) -> tuple[Changes, None]:
+    def build(snap: Snapshot) -> tuple[Changes, int]:
         table = require_table(snap, database, table_name)
         v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
         rows: list[tuple[list[str], dict[str, Any] | None]] = []
@@ -320,10 +321,11 @@ def commit_partitions(
         rows.extend(batch.rows)
         changes = Changes()
         _commit_rows(ctx, snap, table, rows, changes)
-        return changes, None
+        return changes, snap.version
 
-    ctx.store.commit("CommitPartitions", build)
+    based_on = ctx.store.commit("CommitPartitions", build)
     compaction.maybe_merge(ctx, database, table_name)
+    return based_on
 
 
 # -- reading ----------------------------------------------------------------------------------------

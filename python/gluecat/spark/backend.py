@@ -11,6 +11,7 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from gluecat import Catalog
@@ -528,7 +529,33 @@ class Backend:
         for folder in folders:
             delete_files(folder)
 
-    def op_create_partitions(self, args: dict[str, Any]) -> None:
+    def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
+        was made since version ``since``. The version is read before the partitions, so the identities
+        given are never older than the version they are labelled with.
+
+        One string crosses instead of a JSON list per partition: each partition's values escaped
+        (backslash, NUL, newline) and joined by NUL, partitions separated by newlines; the shim builds the
+        same key for the partition Spark asks about.
+        """
+        version = self.catalog.store.latest().version
+        if args.get("since") == version:
+            return {"version": version, "unchanged": True}
+        table = self._table(args)
+        keys = [k["Name"] for k in table.get("PartitionKeys", [])]
+        if not keys:
+            return {"version": version, "count": 0, "keys": ""}
+        rows = self.catalog.get_partitions_arrow(DatabaseName=args["database"], TableName=args["name"])
+        escaped = []
+        for key in keys:
+            column = rows.column(key)
+            for old, new in (("\\", "\\\\"), ("\x00", "\\0"), ("\n", "\\n")):
+                column = pc.replace_substring(column, old, new)
+            escaped.append(column)
+        joined = pc.binary_join_element_wise(*escaped, "\x00") if len(escaped) > 1 else escaped[0]  # type: ignore[call-overload]
+        return {"version": version, "count": rows.num_rows, "keys": "\n".join(joined.to_pylist())}
+
+    def op_create_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         table = self._table(args)
         keys = [k["Name"] for k in table.get("PartitionKeys", [])]
         base = self._location(table)
@@ -540,16 +567,18 @@ class Backend:
             if props:
                 part["Parameters"] = props
             add.append(part)
-        self.catalog.commit_partitions(DatabaseName=args["database"], TableName=args["name"], Add=add)
+        got = self.catalog.commit_partitions(DatabaseName=args["database"], TableName=args["name"], Add=add)
+        return {"version": got["CommitVersion"]}
 
-    def op_drop_partitions(self, args: dict[str, Any]) -> None:
+    def op_drop_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         table = self._table(args)
         folders = list(self._existing(table, args["partitions"]).values()) if args.get("purge") else []
-        self.catalog.commit_partitions(
+        got = self.catalog.commit_partitions(
             DatabaseName=args["database"], TableName=args["name"], Drop=args["partitions"]
         )
         for folder in folders:
             _delete_tree(folder)
+        return {"version": got["CommitVersion"]}
 
     def op_get_partition(self, args: dict[str, Any]) -> dict[str, str]:
         p = self.catalog.get_partition(

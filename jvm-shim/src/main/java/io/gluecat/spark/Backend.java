@@ -17,6 +17,10 @@ public final class Backend {
         this.options = options;
     }
 
+    String warehouse() {
+        return warehouse;
+    }
+
     static ObjectNode args() {
         return JSON.createObjectNode();
     }

@@ -38,6 +38,8 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     private final String catalogName;
     private final Backend backend;
     private final TableInfo info;
+    /** The partitions' values as of this statement's first existence check. */
+    private Set<String> identities;
 
     GlueTable(String catalogName, Backend backend, TableInfo info) {
         this.catalogName = catalogName;
@@ -163,12 +165,34 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         return info.partitionSchema;
     }
 
-    private ArrayNode idents(InternalRow[] idents) {
-        ArrayNode out = Backend.JSON.createArrayNode();
+    private List<List<String>> values(InternalRow[] idents) {
+        List<List<String>> out = new ArrayList<>();
         for (InternalRow row : idents) {
-            out.add(Partitions.json(Partitions.values(info.partitionSchema, row)));
+            out.add(Partitions.values(info.partitionSchema, row));
         }
         return out;
+    }
+
+    private ArrayNode idents(InternalRow[] idents) {
+        ArrayNode out = Backend.JSON.createArrayNode();
+        for (List<String> v : values(idents)) {
+            out.add(Partitions.json(v));
+        }
+        return out;
+    }
+
+    /** Spark asks once per partition of a statement: answered from the JVM's copy of the table's partitions. */
+    @Override
+    public boolean partitionExists(InternalRow ident) {
+        if (identities == null) {
+            identities = Identities.current(backend, backend.warehouse(), args());
+        }
+        return identities.contains(Identities.key(Partitions.values(info.partitionSchema, ident)));
+    }
+
+    private void committed(JsonNode answer, List<List<String>> added, List<List<String>> dropped) {
+        Identities.committed(backend.warehouse(), args(), answer.get("version").asLong(), added, dropped);
+        identities = null;
     }
 
     @Override
@@ -181,7 +205,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             props.add(Backend.JSON.valueToTree(p));
         }
         try {
-            backend.call("create_partitions", a);
+            committed(backend.call("create_partitions", a), values(idents), List.of());
         } catch (Backend.GlueError e) {
             if (e.is("AlreadyExistsException")) {
                 throw new PartitionsAlreadyExistException(name(), scala.jdk.javaapi.CollectionConverters.asScala(
@@ -196,7 +220,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         ObjectNode a = args();
         a.set("partitions", idents(idents));
         try {
-            backend.call("drop_partitions", a);
+            committed(backend.call("drop_partitions", a), List.of(), values(idents));
             return true;
         } catch (Backend.GlueError e) {
             if (e.is("EntityNotFoundException")) {
@@ -210,7 +234,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     public boolean purgePartitions(InternalRow[] idents) {
         ObjectNode a = args().put("purge", true);
         a.set("partitions", idents(idents));
-        backend.call("drop_partitions", a);
+        committed(backend.call("drop_partitions", a), List.of(), values(idents));
         return true;
     }
 

@@ -53,6 +53,10 @@ final class Partitions {
                 out[i] = null;
             } else if (type.equals(DataTypes.StringType)) {
                 out[i] = UTF8String.fromString(v);
+            } else if (type.equals(DataTypes.IntegerType) && isInteger(v, 9)) {
+                out[i] = Integer.parseInt(v);
+            } else if (type.equals(DataTypes.LongType) && isInteger(v, 18)) {
+                out[i] = Long.parseLong(v);
             } else {
                 Object cast = new Cast(Literal.create(v, DataTypes.StringType), type, zone()).eval(null);
                 if (cast == null) {
@@ -65,6 +69,20 @@ final class Partitions {
         return new GenericInternalRow(out);
     }
 
+    /** Plain decimal digits with an optional sign and no leading zeros, so that parsing loses nothing. */
+    private static boolean isInteger(String v, int maxDigits) {
+        int start = v.startsWith("-") ? 1 : 0;
+        if (v.length() == start || v.length() - start > maxDigits || (v.charAt(start) == '0' && v.length() > start + 1)) {
+            return false;
+        }
+        for (int i = start; i < v.length(); i++) {
+            if (v.charAt(i) < '0' || v.charAt(i) > '9') {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** A Catalyst partition row as Glue's string values. */
     static List<String> values(StructType schema, InternalRow row) {
         List<String> out = new ArrayList<>();
@@ -72,6 +90,14 @@ final class Partitions {
             DataType type = schema.fields()[i].dataType();
             if (row.isNullAt(i)) {
                 out.add(NULL_VALUE);
+            } else if (type.equals(DataTypes.StringType)) {
+                out.add(row.getUTF8String(i).toString());
+            } else if (type.equals(DataTypes.IntegerType)) {
+                out.add(Integer.toString(row.getInt(i)));
+            } else if (type.equals(DataTypes.LongType)) {
+                out.add(Long.toString(row.getLong(i)));
+            } else if (type.equals(DataTypes.DateType)) {
+                out.add(java.time.LocalDate.ofEpochDay(row.getInt(i)).toString());
             } else {
                 Object v = row.get(i, type);
                 Object s = new Cast(Literal.create(v, type), DataTypes.StringType, zone()).eval(null);

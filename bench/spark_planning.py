@@ -1,0 +1,251 @@
+"""Spark planning over gluecat next to Spark's built-in Hive catalog (embedded Derby metastore).
+
+    python bench/spark_planning.py [--sizes 10000,100000] [--hive-size 10000] [--samples 15]
+
+A table (v INT) partitioned by (country, category, year) is registered with N partitions; only the one
+partition a selective query selects holds a file. Measured, as medians over --samples runs of a freshly
+parsed query: SQL text to physical plan (analysis, optimization and planning, which is when gluecat
+selects the partitions) and to the first row, without and with a partition index on
+(country, category, year); the Py4J round trip of one backend call; and the rate of ALTER TABLE ADD
+PARTITION with 100 partitions per statement. The Hive peer runs the same statements on the same table
+shape at --hive-size in its own process (enableHiveSupport; each Spark application owns one JVM).
+Targets: planning < 300 ms at 100k partitions with an index, flat from 10k to 100k; at least 2x faster
+than the Hive catalog at 10k; partition DDL at least 100x its rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from typing import Any
+
+CATEGORIES = [f"c{i:02d}" for i in range(20)]
+COUNTRIES = [f"k{i:02d}" for i in range(49)] + ["US"]
+QUERY = "SELECT * FROM {t} WHERE country = 'US' AND category = 'c07' AND year = 1950"
+
+
+def partition_values(size: int) -> list[tuple[str, str, int]]:
+    years = -(-size // (len(COUNTRIES) * len(CATEGORIES)))
+    out = [(c, k, 1900 + y) for y in range(years) for c in COUNTRIES for k in CATEGORIES]
+    return out[:size]
+
+
+def median_ms(fn: Callable[[], Any], samples: int) -> float:
+    fn()  # warm: class loading, JIT, caches of the first call
+    times = []
+    for _ in range(samples):
+        start = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+def add_partition_sql(table: str, batch: list[tuple[str, str, int]]) -> str:
+    specs = " ".join(f"PARTITION (country='{c}', category='{k}', year={y})" for c, k, y in batch)
+    return f"ALTER TABLE {table} ADD {specs}"
+
+
+def measure_queries(spark: Any, table: str, samples: int) -> dict[str, float]:
+    query = QUERY.format(t=table)
+    rows = spark.sql(query).collect()
+    assert len(rows) == 1, rows  # the selected partition's one row: the selection is right
+    return {
+        "plan ms": median_ms(lambda: spark.sql(query)._jdf.queryExecution().executedPlan(), samples),
+        "first row ms": median_ms(lambda: spark.sql(query).first(), samples),
+    }
+
+
+def ddl_rate(spark: Any, table: str, warm: int, timed: int) -> float:
+    """Partitions per second added by ALTER TABLE ADD PARTITION, 100 per statement, after ``warm`` statements
+    (the JVM compiles Spark's parser and analyzer paths during the first few dozen)."""
+    fresh = [("DDL", k, 3000 + y) for y in range((warm + timed) * 5) for k in CATEGORIES]
+    batches = [fresh[i : i + 100] for i in range(0, (warm + timed) * 100, 100)]
+    for batch in batches[:warm]:
+        spark.sql(add_partition_sql(table, batch))
+    start = time.perf_counter()
+    for batch in batches[warm:]:
+        spark.sql(add_partition_sql(table, batch))
+    return 100 * timed / (time.perf_counter() - start)
+
+
+def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
+    from gluecat import Catalog
+    from gluecat.spark import session
+
+    root = tempfile.mkdtemp(prefix="gluecat-bench-")
+    spark = session(root, **{"spark.sql.shuffle.partitions": "2", "spark.ui.showConsoleProgress": "false"})
+    spark.sparkContext.setLogLevel("ERROR")
+    catalog = Catalog(root)
+    spark.sql("CREATE NAMESPACE glue.bench")
+    results: dict[str, Any] = {"sizes": {}}
+    for size in sizes:
+        table = f"glue.bench.t{size}"
+        spark.sql(
+            f"CREATE TABLE {table} (v INT, country STRING, category STRING, year INT) USING parquet "
+            "PARTITIONED BY (country, category, year)"
+        )
+        glue = catalog.get_table(DatabaseName="bench", Name=f"t{size}")["Table"]
+        sd = glue["StorageDescriptor"]
+        values = partition_values(size)
+        for i in range(0, len(values), 10_000):  # registered in bulk through the Python API
+            add = [
+                {
+                    "Values": [c, k, str(y)],
+                    "StorageDescriptor": {**sd, "Location": f"{sd['Location']}/x/{c}/{k}/{y}"},
+                }
+                for c, k, y in values[i : i + 10_000]
+            ]
+            catalog.commit_partitions(DatabaseName="bench", TableName=f"t{size}", Add=add)
+        spark.sql(f"INSERT INTO {table} VALUES (1, 'US', 'c07', 1950)")
+        entry: dict[str, Any] = {"no index": measure_queries(spark, table, samples)}
+        spark.sql(
+            f"CALL glue.system.create_partition_index(table => 'bench.t{size}', index_name => 'cky', "
+            "keys => 'country,category,year')"
+        )
+        while (
+            spark.sql(f"CALL glue.system.partition_indexes(table => 'bench.t{size}')").first().status
+            != "ACTIVE"
+        ):
+            time.sleep(0.5)
+        entry["index"] = measure_queries(spark, table, samples)
+        results["sizes"][str(size)] = entry
+    results["ddl partitions/s"] = ddl_rate(spark, f"glue.bench.t{sizes[0]}", warm=30, timed=30)
+    backend = spark.sparkContext._jvm.io.gluecat.spark.Registry.lookup(os.path.abspath(root))
+    calls = 500
+    start = time.perf_counter()
+    for _ in range(calls):
+        backend.call("list_databases", "{}")
+    results["py4j round trip ms"] = (time.perf_counter() - start) * 1000 / calls
+    spark.stop()
+    return results
+
+
+def run_hive(size: int, samples: int) -> dict[str, Any]:
+    from pyspark.sql import SparkSession
+
+    root = tempfile.mkdtemp(prefix="hive-bench-")
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.warehouse.dir", f"{root}/warehouse")
+        .config("spark.driver.extraJavaOptions", f"-Dderby.system.home={root}")
+        .config("javax.jdo.option.ConnectionURL", f"jdbc:derby:;databaseName={root}/metastore_db;create=true")
+        .enableHiveSupport()
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    spark.sql("CREATE DATABASE bench")
+    table = "bench.t"
+    spark.sql(
+        f"CREATE TABLE {table} (v INT) PARTITIONED BY (country STRING, category STRING, year INT) STORED AS PARQUET"
+    )
+    values = partition_values(size)
+    start = time.perf_counter()
+    for i in range(0, len(values), 100):  # the metastore's fastest SQL route: 100 partitions a statement
+        spark.sql(add_partition_sql(table, values[i : i + 100]))
+    build_rate = len(values) / (time.perf_counter() - start)
+    spark.sql(f"INSERT INTO {table} PARTITION (country='US', category='c07', year=1950) VALUES (1)")
+    result = {
+        "sizes": {str(size): {"no index": measure_queries(spark, table, samples)}},
+        "ddl partitions/s": ddl_rate(spark, table, warm=2, timed=5),
+        "build partitions/s": build_rate,
+    }
+    spark.stop()
+    return result
+
+
+def child(kind: str, sizes: list[int], samples: int) -> dict[str, Any]:
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--child",
+            kind,
+            "--sizes",
+            ",".join(map(str, sizes)),
+            "--samples",
+            str(samples),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
+    print(f"\n{'partitions':>10}  {'catalog':18} {'plan ms':>9} {'first row ms':>13}")
+    for size, entry in ours["sizes"].items():
+        for mode, m in entry.items():
+            print(f"{int(size):>10,}  {'gluecat, ' + mode:18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
+    for size, entry in hive["sizes"].items():
+        m = entry["no index"]
+        print(f"{int(size):>10,}  {'Spark Hive/Derby':18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
+    print(
+        f"\nALTER TABLE ADD PARTITION (100 a statement): gluecat {ours['ddl partitions/s']:,.0f}/s, "
+        f"Hive {hive['ddl partitions/s']:,.0f}/s (building its table: {hive['build partitions/s']:,.0f}/s)"
+    )
+    print(
+        f"Py4J round trip of one backend call (Python -> JVM -> Python): {ours['py4j round trip ms']:.2f} ms"
+    )
+
+    sizes = sorted(ours["sizes"], key=int)
+    small, big = ours["sizes"][sizes[0]], ours["sizes"][sizes[-1]]
+    hive_plan = hive["sizes"][str(hive_size)]["no index"]["plan ms"]
+
+    def verdict(ok: bool) -> str:
+        return "met" if ok else "MISSED"
+
+    print("\ntargets:")
+    print(
+        f"  plan < 300 ms at {int(sizes[-1]):,} with an index: {big['index']['plan ms']:.1f} ms "
+        f"{verdict(big['index']['plan ms'] < 300)}"
+    )
+    flat = big["index"]["plan ms"] / small["index"]["plan ms"]
+    print(
+        f"  flat from {int(sizes[0]):,} to {int(sizes[-1]):,} (indexed plan ratio): {flat:.2f}x {verdict(flat < 1.5)}"
+    )
+    if str(hive_size) in ours["sizes"]:
+        ratio = hive_plan / ours["sizes"][str(hive_size)]["index"]["plan ms"]
+        ratio_plain = hive_plan / ours["sizes"][str(hive_size)]["no index"]["plan ms"]
+        print(
+            f"  >= 2x faster than Hive at {hive_size:,}: {ratio:.1f}x with index, {ratio_plain:.1f}x without "
+            f"{verdict(min(ratio, ratio_plain) >= 2)}"
+        )
+    ddl = ours["ddl partitions/s"] / hive["ddl partitions/s"]
+    print(f"  partition DDL >= 100x Hive's rate: {ddl:.0f}x {verdict(ddl >= 100)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--hive-size", type=int, default=10_000)
+    parser.add_argument("--samples", type=int, default=15)
+    parser.add_argument("--child", choices=["gluecat", "hive"], help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",")]
+    if args.child == "gluecat":
+        print(json.dumps(run_gluecat(sizes, args.samples)))
+        return
+    if args.child == "hive":
+        print(json.dumps(run_hive(sizes[0], args.samples)))
+        return
+    print(f"gluecat at {', '.join(f'{s:,}' for s in sizes)} partitions ...", flush=True)
+    ours = child("gluecat", sizes, args.samples)
+    print(f"Spark's Hive catalog (Derby) at {args.hive_size:,} partitions ...", flush=True)
+    hive = child("hive", [args.hive_size], args.samples)
+    report(ours, hive, args.hive_size)
+
+
+if __name__ == "__main__":
+    main()
