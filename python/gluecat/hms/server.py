@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
+from thrift.Thrift import TMessageType
 from thrift.transport import TTransport
 
-from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
+from gluecat.hms import replies
+from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore, ttypes
 from gluecat.hms.handler import Handler
 from gluecat.hms.users import Verifier
 
@@ -98,11 +100,78 @@ SERVED = (
 
 
 class _Processor(ThriftHiveMetastore.Processor):
-    """The generated processor, answering UNKNOWN_METHOD for every method gluecat does not serve."""
+    """The generated processor, answering UNKNOWN_METHOD for every method gluecat does not serve.
+
+    get_partitions, get_partition_names and get_table replies are cached, encoded, while the warehouse
+    version stays the same (hms/replies.py); their errors take the generated path.
+    """
 
     def __init__(self, handler: Handler) -> None:
         super().__init__(handler)
         self._processMap = {name: self._processMap[name] for name in SERVED}
+        for name in ("get_partitions", "get_partition_names", "get_table"):
+            self._processMap[name] = getattr(_Processor, "_cached_" + name)
+        self.replies = replies.ReplyCache()
+
+    def _cached(self, name: str, seqid: int, iprot: Any, oprot: Any, key: tuple[Any, ...], call: Any) -> None:
+        version = self._handler.catalog.store.latest().version
+        result_type = getattr(ThriftHiveMetastore, f"{name}_result")
+
+        def compute() -> Any:
+            return result_type(success=call())
+
+        try:
+            replies.answer(self.replies, version, name, key, seqid, oprot, compute)
+        except (ttypes.NoSuchObjectException, ttypes.MetaException) as e:
+            # Answered as the IDL declares it: the result field whose type is the exception's.
+            result = result_type()
+            for spec in result_type.thrift_spec:
+                if spec is not None and spec[3] is not None and spec[3][0] is type(e):
+                    setattr(result, spec[2], e)
+                    break
+            else:
+                raise
+            oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
+            result.write(oprot)
+            oprot.writeMessageEnd()
+            oprot.trans.flush()
+
+    def _cached_get_partitions(self, seqid: int, iprot: Any, oprot: Any) -> None:
+        args = ThriftHiveMetastore.get_partitions_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        key = (args.db_name, args.tbl_name, args.max_parts)
+        self._cached(
+            "get_partitions",
+            seqid,
+            iprot,
+            oprot,
+            key,
+            lambda: self._handler.get_partitions(args.db_name, args.tbl_name, args.max_parts),
+        )
+
+    def _cached_get_partition_names(self, seqid: int, iprot: Any, oprot: Any) -> None:
+        args = ThriftHiveMetastore.get_partition_names_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        key = (args.db_name, args.tbl_name, args.max_parts)
+        self._cached(
+            "get_partition_names",
+            seqid,
+            iprot,
+            oprot,
+            key,
+            lambda: self._handler.get_partition_names(args.db_name, args.tbl_name, args.max_parts),
+        )
+
+    def _cached_get_table(self, seqid: int, iprot: Any, oprot: Any) -> None:
+        args = ThriftHiveMetastore.get_table_args()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        key = (args.dbname, args.tbl_name)
+        self._cached(
+            "get_table", seqid, iprot, oprot, key, lambda: self._handler.get_table(args.dbname, args.tbl_name)
+        )
 
 
 class _Server(ThreadingHTTPServer):

@@ -552,8 +552,11 @@ class Backend:
             for old, new in (("\\", "\\\\"), ("\x00", "\\0"), ("\n", "\\n")):
                 column = pc.replace_substring(column, old, new)
             escaped.append(column)
-        joined = pc.binary_join_element_wise(*escaped, "\x00") if len(escaped) > 1 else escaped[0]  # type: ignore[call-overload]
-        return {"version": version, "count": rows.num_rows, "keys": "\n".join(joined.to_pylist())}
+        joined: Any = escaped[0]
+        if len(escaped) > 1:
+            joined = pc.binary_join_element_wise(*escaped, "\x00")  # type: ignore[call-overload]
+        identities: list[str] = joined.to_pylist()
+        return {"version": version, "count": rows.num_rows, "keys": "\n".join(identities)}
 
     def op_create_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         table = self._table(args)
