@@ -31,7 +31,6 @@ from gluecat.errors import (
     InvalidInputException,
     ResourceNumberLimitExceededException,
 )
-from gluecat.expressions.types import key_type, partition_value
 from gluecat.store import codec
 from gluecat.store.snapshot import Changes, Snapshot
 
@@ -385,19 +384,31 @@ def _lookup_builder(keys: list[tuple[str, str]], index_keys: tuple[str, ...]) ->
     positions = {name.lower(): i for i, (name, _) in enumerate(keys)}
 
     def build(base: pa.Table) -> IndexLookup:
-        cols = []
-        for k in index_keys:
-            i = positions[k.lower()]
-            kt = key_type(keys[i][1])
-            cols.append([partition_value(x, kt) for x in base.column(f"p{i}").to_pylist()])
-        tuples = list(zip(*cols, strict=True)) if cols else []
+        named = pa.Table.from_arrays(
+            [base.column(f"p{positions[k.lower()]}") for k in index_keys], names=list(index_keys)
+        )
+        typed = ex.typed_index_columns(named, keys, index_keys)
         # Rows whose indexed values are not valid for their types cannot exist once an index is ACTIVE;
         # rows that predate a FAILED index are never looked up through it.
-        valid = [(t, r) for r, t in enumerate(tuples) if None not in t]
-        valid.sort(key=lambda tr: tr[0])
-        return IndexLookup(keys=[t for t, _ in valid], rows=[r for _, r in valid])
+        valid = pc.is_valid(typed[0])
+        for column in typed[1:]:
+            valid = pc.and_(valid, pc.is_valid(column))
+        rows = pc.indices_nonzero(valid)
+        columns = [pc.take(c, rows) for c in typed]
+        order = pc.sort_indices(
+            pa.table(columns, names=[f"k{i}" for i in range(len(columns))]),
+            sort_keys=[(f"k{i}", "ascending") for i in range(len(columns))],
+        )
+        return IndexLookup(
+            columns=[_whole(pc.take(c, order)) for c in columns], rows=_whole(pc.take(rows, order))
+        )
 
     return build
+
+
+def _whole(values: Any) -> pa.Array:
+    """One contiguous array (element access on a chunked array searches its chunks)."""
+    return values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
 
 
 @dataclass(frozen=True)
@@ -444,8 +455,7 @@ def select(
         bounds = [
             (r.lower or None, r.lower_inclusive, r.upper or None, r.upper_inclusive) for r in plan.ranges
         ]
-        rows = sorted(lookup.ranges(bounds))
-        base_hits = matching(v.base.take(pa.array(rows, pa.int64())), plan.residual)
+        base_hits = matching(v.base.take(lookup.ranges(bounds)), plan.residual)
     else:
         base = v.base
         if window.after is not None and base.num_rows:
