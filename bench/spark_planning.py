@@ -37,8 +37,9 @@ def partition_values(size: int) -> list[tuple[str, str, int]]:
     return out[:size]
 
 
-def median_ms(fn: Callable[[], Any], samples: int) -> float:
-    fn()  # warm: class loading, JIT, caches of the first call
+def median_ms(fn: Callable[[], Any], samples: int, warm: int = 20) -> float:
+    for _ in range(warm):  # class loading and the JIT compiling Spark's planner take a few dozen runs
+        fn()
     times = []
     for _ in range(samples):
         start = time.perf_counter()

@@ -38,6 +38,7 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
     private final StructType partitionSchema;
     private final Lister lister;
     private final Map<String, String> options;
+    private final Configuration conf;
     private volatile int lastSelected = -1;
     /** The selection made at planning time for these partition filters, reused by the listing. */
     private volatile scala.collection.immutable.Seq<Expression> plannedFilters;
@@ -47,17 +48,17 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
             Map<String, String> options) {
         super(spark, Scala.map(options), scala.Option.empty(), NoopCache$.MODULE$);
         this.spark = spark;
-        this.root = qualify(spark, location);
+        this.conf = spark.sessionState().newHadoopConf();
+        this.root = qualify(conf, location);
         this.partitionSchema = partitionSchema;
         this.lister = lister;
         this.options = options;
     }
 
     /** A path with its file system's scheme: Spark silently reads nothing from an unqualified one. */
-    public static Path qualify(SparkSession spark, String location) {
+    public static Path qualify(Configuration conf, String location) {
         Path p = new Path(location);
         try {
-            Configuration conf = spark.sessionState().newHadoopConf();
             return p.getFileSystem(conf).makeQualified(p);
         } catch (java.io.IOException e) {
             throw new IllegalArgumentException("gluecat: cannot resolve location " + location, e);
@@ -73,7 +74,7 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
         List<PartitionPath> paths = new ArrayList<>();
         List<Path> roots = new ArrayList<>();
         for (Selected s : selected) {
-            Path p = qualify(spark, s.location());
+            Path p = qualify(conf, s.location());
             paths.add(new PartitionPath(s.values(), p));
             roots.add(p);
         }
@@ -165,7 +166,7 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
         }
         List<Path> out = new ArrayList<>(selected.size());
         for (Selected s : selected) {
-            out.add(qualify(spark, s.location()));
+            out.add(qualify(conf, s.location()));
         }
         return Scala.seq(out);
     }

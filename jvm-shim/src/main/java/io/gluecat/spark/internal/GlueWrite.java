@@ -194,9 +194,9 @@ public final class GlueWrite {
             this.b = b;
             SQLConf conf = b.spark.sessionState().conf();
             String jobId = UUID.randomUUID().toString();
-            Path root = GlueFileIndex.qualify(b.spark, b.location);
-            this.staging = new Path(root, ".gluecat-staging-" + jobId);
             this.hadoopConf = b.spark.sessionState().newHadoopConfWithOptions(Scala.map(b.options));
+            Path root = GlueFileIndex.qualify(hadoopConf, b.location);
+            this.staging = new Path(root, ".gluecat-staging-" + jobId);
             try {
                 Job job = Job.getInstance(hadoopConf);
                 job.setOutputKeyClass(Void.class);
@@ -275,7 +275,7 @@ public final class GlueWrite {
                 FileSystem fs = staging.getFileSystem(hadoopConf);
                 List<Path> old = new ArrayList<>();
                 for (String folder : plan.overwritten()) {
-                    Path p = GlueFileIndex.qualify(b.spark, folder);
+                    Path p = GlueFileIndex.qualify(hadoopConf, folder);
                     if (fs.exists(p)) {
                         for (FileStatus s : fs.listStatus(p)) {
                             if (s.isFile() && visible(s.getPath())) {
@@ -286,7 +286,7 @@ public final class GlueWrite {
                 }
                 for (int i = 0; i < ordered.size(); i++) {
                     Path from = ordered.get(i).isEmpty() ? staging : new Path(staging, ordered.get(i));
-                    Path to = GlueFileIndex.qualify(b.spark, plan.targets().get(i));
+                    Path to = GlueFileIndex.qualify(hadoopConf, plan.targets().get(i));
                     fs.mkdirs(to);
                     if (!fs.exists(from)) {
                         continue;
