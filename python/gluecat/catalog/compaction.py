@@ -33,7 +33,7 @@ MAX_SEGMENTS = 96  # past this, merge the newest MERGE_WIDTH whatever their size
 
 def _merged(store: Store, n_keys: int, paths: tuple[str, ...], *, keep_deletions: bool) -> pa.Table:
     schema = segment_schema(n_keys)
-    rows = pa.concat_tables([store.read_segment(p).select(schema.names) for p in paths])
+    rows = pa.concat_tables([store.read_segment(p, cache=False).select(schema.names) for p in paths])
     if keep_deletions:
         ordinal = rows.append_column("_ord", pa.array(range(rows.num_rows), pa.int64()))
         last = ordinal.group_by("_vk", use_threads=False).aggregate([("_ord", "max")])

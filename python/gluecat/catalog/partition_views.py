@@ -65,13 +65,15 @@ def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView
     if cached is not None and expanded is not None and tuple(expanded[: len(known)]) == known:
         # The cached rows are all still there (some now inside merged segments): add only what is newer.
         new_paths = expanded[len(known) :]
-        fresh = extend(cached, new_paths, [store.read_segment(p) for p in new_paths]).renamed(segments)
+        fresh = extend(cached, new_paths, [store.read_segment(p, cache=False) for p in new_paths]).renamed(
+            segments
+        )
         if fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10):
             fresh = fold(n_keys, segments, [fresh.base, *fresh.deltas])
         elif len(fresh.deltas) > MAX_DELTA_SEGMENTS:
             fresh = fresh.squashed()
     else:
-        fresh = fold(n_keys, segments, [store.read_segment(p) for p in segments])
+        fresh = fold(n_keys, segments, [store.read_segment(p, cache=False) for p in segments])
     with _LOCK:
         _LATEST.setdefault(store, {})[table_key] = fresh
     return fresh

@@ -116,14 +116,20 @@ class Store:
                 hi = mid - 1
         return self.at_version(lo)
 
-    def read_segment(self, path: str) -> pa.Table:
-        """A partition segment file's rows (segments are immutable, so they are cached by name)."""
+    def read_segment(self, path: str, cache: bool = True) -> pa.Table:
+        """A partition segment file's rows (segments are immutable, so they are cached by name).
+
+        ``cache=False`` is for readers that keep the rows themselves (the latest partition views fold them
+        into their own tables, compaction writes them out): caching them too would hold every row twice.
+        """
         with self._segment_cache_lock:
             table = self._segment_cache.get(path)
             if table is not None:
                 self._segment_cache.move_to_end(path)
                 return table
         table = files.read_parquet_bytes(self.fs.read_bytes(path), self.fs.uri(path))
+        if not cache:
+            return table
         with self._segment_cache_lock:
             self._segment_cache[path] = table
             self._segment_cache_rows += table.num_rows
