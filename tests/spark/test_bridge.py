@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pyspark
@@ -61,4 +62,7 @@ def test_spark_sql_ddl_insert_select_through_the_bridge(tmp_path: Path) -> None:
     cat = Catalog(str(warehouse))
     assert cat.get_table(DatabaseName="cli", Name="t")["Table"]["PartitionKeys"][0]["Name"] == "p"
     assert len(cat.get_partitions(DatabaseName="cli", TableName="t")["Partitions"]) == 2
-    assert bridge_children(warehouse) == []  # the child ended with the JVM
+    deadline = time.monotonic() + 15  # the child sees its stdin close as the JVM goes, and exits
+    while bridge_children(warehouse) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bridge_children(warehouse) == []
