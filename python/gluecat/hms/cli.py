@@ -35,6 +35,7 @@ def _serve(args: argparse.Namespace) -> int:
         path=args.path,
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
+        reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
     )
     if not server.tls:
         print(
@@ -85,6 +86,12 @@ def register(sub: Any) -> None:
     p.add_argument("--tls-key")
     p.add_argument(
         "--insecure-http", action="store_true", help="serve plain HTTP (only for loopback or tests)"
+    )
+    p.add_argument(
+        "--reply-cache-mb",
+        type=int,
+        default=256,
+        help="memory for encoded replies reused while the warehouse is unchanged (0: none)",
     )
     p.set_defaults(func=_serve)
     u = sub.add_parser("users", help="manage the users of gluecat serve")

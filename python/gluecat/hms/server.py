@@ -106,12 +106,13 @@ class _Processor(ThriftHiveMetastore.Processor):
     version stays the same (hms/replies.py); their errors take the generated path.
     """
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, handler: Handler, reply_cache_bytes: int = replies.MAX_BYTES) -> None:
         super().__init__(handler)
         self._processMap = {name: self._processMap[name] for name in SERVED}
-        for name in ("get_partitions", "get_partition_names", "get_table"):
-            self._processMap[name] = getattr(_Processor, "_cached_" + name)
-        self.replies = replies.ReplyCache()
+        if reply_cache_bytes > 0:
+            for name in ("get_partitions", "get_partition_names", "get_table"):
+                self._processMap[name] = getattr(_Processor, "_cached_" + name)
+        self.replies = replies.ReplyCache(reply_cache_bytes)
 
     def _cached(self, name: str, seqid: int, iprot: Any, oprot: Any, key: tuple[Any, ...], call: Any) -> None:
         version = self._handler.catalog.store.latest().version
@@ -178,8 +179,10 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
-    def __init__(self, address: tuple[str, int], catalog: Any, users_file: Path, path: str) -> None:
-        self.processor = _Processor(Handler(catalog))
+    def __init__(
+        self, address: tuple[str, int], catalog: Any, users_file: Path, path: str, reply_cache_bytes: int
+    ) -> None:
+        self.processor = _Processor(Handler(catalog), reply_cache_bytes)
         self.auth = Authenticator(users_file)
         self.thrift_path = path
         super().__init__(address, _RequestHandler)
@@ -275,8 +278,9 @@ class HiveMetastoreServer:
         path: str = "/",
         tls_cert: str | None = None,
         tls_key: str | None = None,
+        reply_cache_bytes: int = replies.MAX_BYTES,
     ) -> None:
-        self.httpd = _Server((host, port), catalog, Path(users_file), path)
+        self.httpd = _Server((host, port), catalog, Path(users_file), path, reply_cache_bytes)
         self.tls = tls_cert is not None
         if tls_cert is not None:
             context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
