@@ -51,6 +51,14 @@ class Catalog(PartitionOperations):
             limits=limits or Limits(),
         )
 
+    def warehouse_version(self) -> int:
+        """The number of the latest commit to the warehouse: any change anywhere makes it larger.
+
+        Callers that keep something derived from the catalog (the Hive endpoint's encoded replies, the
+        Spark shim's partition identities) label it with this and re-derive when it has moved on.
+        """
+        return self.store.latest().version
+
     # -- databases -----------------------------------------------------------------------------
 
     @operation("CreateDatabase")

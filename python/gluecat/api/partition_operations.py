@@ -12,6 +12,7 @@ from gluecat.api.operation import operation, response
 from gluecat.catalog import indexes, partitions
 from gluecat.catalog.context import Context
 from gluecat.errors import InvalidInputException
+from gluecat.expressions import parse_spark_filters
 
 
 def _invalid(field: str, why: str) -> NoReturn:
@@ -220,12 +221,26 @@ class PartitionOperations:
 
     @operation("GetPartitionsArrow")
     def get_partitions_arrow(
-        self, *, DatabaseName: str, TableName: str, Expression: str | None = None, Predicate: Any = None
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        Expression: str | None = None,
+        SparkFilters: list[dict[str, Any]] | None = None,
     ) -> pa.Table:
-        """All matching partitions at once as Arrow: a string column per partition key, and Location."""
+        """All matching partitions at once as Arrow: a string column per partition key, and Location.
+
+        ``SparkFilters`` (instead of an Expression) are Spark's pushed source filters as JSON trees, ANDed
+        (gluecat.expressions.spark describes the form).
+        """
         db, table = self._names(DatabaseName, TableName)
         expression = shapes.check_expression(Expression, "Expression")
-        return partitions.get_partitions_arrow(self._ctx, db, table, expression, Predicate)
+        if SparkFilters is not None and expression:
+            _invalid("SparkFilters", "cannot be given together with Expression")
+        if SparkFilters is not None and not isinstance(SparkFilters, list):
+            _invalid("SparkFilters", "must be a list of filters")
+        predicate = parse_spark_filters(SparkFilters) if SparkFilters is not None else None
+        return partitions.get_partitions_arrow(self._ctx, db, table, expression, predicate)
 
     @operation("CommitPartitions")
     def commit_partitions(

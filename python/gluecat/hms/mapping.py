@@ -1,4 +1,4 @@
-"""Glue objects (boto3-shaped dicts) as Hive Metastore Thrift structures, and Hive's partition names.
+"""Glue objects (boto3-shaped dicts) as Hive Metastore Thrift structures (partition names: api/partition_names.py).
 
 Times become i32 seconds since the epoch (0 when Glue has none). A Glue table's type is passed on as
 Hive knows it: EXTERNAL_TABLE (with the parameter EXTERNAL=TRUE that Hive expects), MANAGED_TABLE,
@@ -14,28 +14,10 @@ from typing import Any
 from gluecat.hms.gen.hive_metastore import ttypes
 
 HIVE_TABLE_TYPES = {"EXTERNAL_TABLE", "MANAGED_TABLE", "VIRTUAL_VIEW", "MATERIALIZED_VIEW"}
-DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
-
-# Hive's FileUtils.charToEscape (on a POSIX server): control characters and "#%'*/:=?\{[]^ and DEL.
-_ESCAPED = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
 
 
 def seconds(ts: datetime | None) -> int:
     return int(ts.timestamp()) if ts is not None else 0
-
-
-def escape_path_name(value: str | None) -> str:
-    """Hive's FileUtils.escapePathName: %XX for the characters Hive escapes in partition paths."""
-    if value is None or value == "":
-        return DEFAULT_PARTITION_NAME
-    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
-
-
-def partition_name(keys: list[str], values: list[str]) -> str:
-    """Hive's Warehouse.makePartName: k1=v1/k2=v2, key names lowercased, both escaped."""
-    return "/".join(
-        f"{escape_path_name(k.lower())}={escape_path_name(v)}" for k, v in zip(keys, values, strict=True)
-    )
 
 
 def field_schema(column: dict[str, Any]) -> ttypes.FieldSchema:

@@ -115,7 +115,7 @@ class _Processor(ThriftHiveMetastore.Processor):
         self.replies = replies.ReplyCache(reply_cache_bytes)
 
     def _cached(self, name: str, seqid: int, iprot: Any, oprot: Any, key: tuple[Any, ...], call: Any) -> None:
-        version = self._handler.catalog.store.latest().version
+        version = self._handler.catalog.warehouse_version()
         result_type = getattr(ThriftHiveMetastore, f"{name}_result")
 
         def compute() -> Any:

@@ -15,9 +15,8 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from gluecat import Catalog
+from gluecat.api.partition_names import partition_name
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
-from gluecat.expressions import parse_spark_filters
-from gluecat.hms.mapping import partition_name
 from gluecat.spark import formats
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
@@ -425,7 +424,7 @@ class Backend:
         rows = self.catalog.get_partitions_arrow(
             DatabaseName=table["DatabaseName"],
             TableName=table["Name"],
-            Predicate=parse_spark_filters(filters),
+            SparkFilters=filters,
         )
         columns = [rows.column(k).to_pylist() for k in keys]
         values = [list(v) for v in zip(*columns, strict=True)]
@@ -538,7 +537,7 @@ class Backend:
         (backslash, NUL, newline) and joined by NUL, partitions separated by newlines; the shim builds the
         same key for the partition Spark asks about.
         """
-        version = self.catalog.store.latest().version
+        version = self.catalog.warehouse_version()
         if args.get("since") == version:
             return {"version": version, "unchanged": True}
         table = self._table(args)

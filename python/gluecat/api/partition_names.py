@@ -1,0 +1,26 @@
+"""Partition names as Hive writes them (k1=v1/k2=v2), shared by the Hive endpoint and the Spark shim.
+
+Hive's names double as the folder of a partition under its table's location, which is where the Spark
+shim puts the files of a partition that has no location of its own.
+"""
+
+from __future__ import annotations
+
+DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
+
+# Hive's FileUtils.charToEscape (on a POSIX server): control characters and "#%'*/:=?\{[]^ and DEL.
+_ESCAPED = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
+
+
+def escape_path_name(value: str | None) -> str:
+    """Hive's FileUtils.escapePathName: %XX for the characters Hive escapes in partition paths."""
+    if value is None or value == "":
+        return DEFAULT_PARTITION_NAME
+    return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
+
+
+def partition_name(keys: list[str], values: list[str]) -> str:
+    """Hive's Warehouse.makePartName: k1=v1/k2=v2, key names lowercased, both escaped."""
+    return "/".join(
+        f"{escape_path_name(k.lower())}={escape_path_name(v)}" for k, v in zip(keys, values, strict=True)
+    )
