@@ -41,8 +41,9 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
     private final Configuration conf;
     private volatile int lastSelected = -1;
     /** The selection made at planning time for these partition filters, reused by the listing. */
-    private volatile scala.collection.immutable.Seq<Expression> plannedFilters;
-    private volatile List<Selected> planned;
+    private record Planned(scala.collection.immutable.Seq<Expression> filters, List<Selected> selected) {}
+
+    private volatile Planned planned;
 
     public GlueFileIndex(SparkSession spark, String location, StructType partitionSchema, Lister lister,
             Map<String, String> options) {
@@ -112,14 +113,13 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
         if (partitionSchema.isEmpty()) {
             return;
         }
-        planned = select(partitionFilters);
-        plannedFilters = partitionFilters;
+        planned = new Planned(partitionFilters, select(partitionFilters));
     }
 
     private List<Selected> select(scala.collection.immutable.Seq<Expression> partitionFilters) {
-        List<Selected> cached = planned;
-        if (cached != null && partitionFilters.equals(plannedFilters)) {
-            return cached;
+        Planned cached = planned;
+        if (cached != null && partitionFilters.equals(cached.filters())) {
+            return cached.selected();
         }
         List<Filter> translated = new ArrayList<>();
         for (Expression e : Scala.list(partitionFilters)) {
@@ -160,10 +160,11 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
 
     @Override
     public scala.collection.immutable.Seq<Path> rootPaths() {
-        List<Selected> selected = planned;
-        if (selected == null) {
+        Planned cached = planned;
+        if (cached == null) {
             return Scala.seq(List.of(root));
         }
+        List<Selected> selected = cached.selected();
         List<Path> out = new ArrayList<>(selected.size());
         for (Selected s : selected) {
             out.add(qualify(conf, s.location()));
