@@ -227,20 +227,22 @@ class PartitionOperations:
         TableName: str,
         Expression: str | None = None,
         SparkFilters: list[dict[str, Any]] | None = None,
+        QueryAsOfTime: datetime | None = None,
     ) -> pa.Table:
         """All matching partitions at once as Arrow: a string column per partition key, and Location.
 
         ``SparkFilters`` (instead of an Expression) are Spark's pushed source filters as JSON trees, ANDed
-        (gluecat.expressions.spark describes the form).
+        (gluecat.expressions.spark describes the form). ``QueryAsOfTime`` reads the partitions as they were.
         """
         db, table = self._names(DatabaseName, TableName)
         expression = shapes.check_expression(Expression, "Expression")
+        as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
         if SparkFilters is not None and expression:
             _invalid("SparkFilters", "cannot be given together with Expression")
         if SparkFilters is not None and not isinstance(SparkFilters, list):
             _invalid("SparkFilters", "must be a list of filters")
         predicate = parse_spark_filters(SparkFilters) if SparkFilters is not None else None
-        return partitions.get_partitions_arrow(self._ctx, db, table, expression, predicate)
+        return partitions.get_partitions_arrow(self._ctx, db, table, expression, predicate, as_of)
 
     @operation("CommitPartitions")
     def commit_partitions(

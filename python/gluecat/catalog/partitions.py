@@ -508,10 +508,15 @@ def get_partitions(
 
 
 def get_partitions_arrow(
-    ctx: Context, database: str, table_name: str, expression: str | None, predicate: Any
+    ctx: Context,
+    database: str,
+    table_name: str,
+    expression: str | None,
+    predicate: Any,
+    as_of: datetime | None = None,
 ) -> pa.Table:
     """The matching partitions as one Arrow table: a string column per key, plus Location."""
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(as_of)
     table = require_table(snap, database, table_name)
     rows = select(ctx, snap, table, plan_query(snap, table, expression, predicate))
     keys = _keys(table)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta
 from typing import Any
 
 import pyarrow.compute as pc
@@ -53,6 +54,17 @@ def _pages(method: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> It
         token = page.get("NextToken")
         if not token:
             return
+
+
+def _as_of(args: dict[str, Any]) -> datetime | None:
+    """The ``as_of`` argument (ISO 8601 with offset) as a time, or None."""
+    text = args.get("as_of")
+    if text is None:
+        return None
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError as e:
+        raise InvalidInputException(f"as_of: {text!r} is not an ISO 8601 time") from e
 
 
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
@@ -170,9 +182,11 @@ class Backend:
         return [t["Name"] for t in _pages(self.catalog.get_tables, "TableList", DatabaseName=args["name"])]
 
     def _table(self, args: dict[str, Any]) -> dict[str, Any]:
-        table: dict[str, Any] = self.catalog.get_table(DatabaseName=args["database"], Name=args["name"])[
-            "Table"
-        ]
+        """The Glue table, as of ``args["as_of"]`` when given."""
+        got = self.catalog.get_table(
+            DatabaseName=args["database"], Name=args["name"], QueryAsOfTime=_as_of(args)
+        )
+        table: dict[str, Any] = got["Table"]
         return table
 
     def _location(self, table: dict[str, Any]) -> str:
@@ -190,7 +204,16 @@ class Backend:
         return f"{self.catalog.warehouse.rstrip('/')}/{database}.db/{name}"
 
     def op_get_table(self, args: dict[str, Any]) -> dict[str, Any]:
-        table = self._table(args)
+        """The table as Spark needs it; ``as_of`` (ISO time) or ``version`` (a Glue VersionId) time-travels.
+
+        TIMESTAMP AS OF reads the table and its partitions as they were then. VERSION AS OF reads that table
+        version's schema and descriptor; Glue versions tables, not partitions, so the partitions are those
+        as of the moment the version was replaced (or now, for the current version).
+        """
+        if args.get("version") is not None:
+            table, as_of = self._table_version(args)
+        else:
+            table, as_of = self._table(args), _as_of(args)
         sd = table.get("StorageDescriptor") or {}
 
         def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -222,6 +245,7 @@ class Backend:
             props["owner"] = table["Owner"]
         order = props.pop(COLUMN_ORDER, None)
         return {
+            "as_of": as_of.isoformat() if as_of is not None else None,
             "columns": columns(sd.get("Columns", [])),
             "partition_keys": columns(table.get("PartitionKeys", [])),
             "order": json.loads(order) if order else None,
@@ -231,6 +255,28 @@ class Backend:
             "options": options,
             "unreadable": unreadable,
         }
+
+    def _table_version(self, args: dict[str, Any]) -> tuple[dict[str, Any], datetime | None]:
+        version = str(args["version"])
+        versions = list(
+            _pages(
+                self.catalog.get_table_versions,
+                "TableVersions",
+                DatabaseName=args["database"],
+                TableName=args["name"],
+            )
+        )
+        ids = [v["VersionId"] for v in versions]
+        if version not in ids:
+            # The table exists, so not EntityNotFound (which Spark would show as a missing table).
+            raise InvalidInputException(
+                f"Table {args['database']}.{args['name']} has no version {version} (it has {', '.join(ids)})"
+            )
+        table: dict[str, Any] = dict(versions[ids.index(version)]["Table"])
+        # Partitions as they were just before the next version replaced this one.
+        later = [v["Table"].get("UpdateTime") for v in versions if int(v["VersionId"]) > int(version)]
+        replaced = min((t for t in later if t is not None), default=None)
+        return table, replaced - timedelta(microseconds=1) if replaced is not None else None
 
     def op_create_table(self, args: dict[str, Any]) -> None:
         props = dict(args.get("properties", {}))
@@ -415,7 +461,7 @@ class Backend:
     # -- partitions ----------------------------------------------------------------------------------
 
     def _partitions(
-        self, table: dict[str, Any], filters: list[dict[str, Any]]
+        self, table: dict[str, Any], filters: list[dict[str, Any]], as_of: datetime | None = None
     ) -> tuple[list[list[str]], list[str]]:
         """Values (one list per partition) and folders of the partitions matching Spark's filters."""
         keys = [k["Name"] for k in table.get("PartitionKeys", [])]
@@ -425,6 +471,7 @@ class Backend:
             DatabaseName=table["DatabaseName"],
             TableName=table["Name"],
             SparkFilters=filters,
+            QueryAsOfTime=as_of,
         )
         columns = [rows.column(k).to_pylist() for k in keys]
         values = [list(v) for v in zip(*columns, strict=True)]
@@ -437,7 +484,7 @@ class Backend:
 
     def op_list_partitions(self, args: dict[str, Any]) -> dict[str, Any]:
         table = self._table(args)
-        values, locations = self._partitions(table, args.get("filters", []))
+        values, locations = self._partitions(table, args.get("filters", []), _as_of(args))
         columns = [list(c) for c in zip(*values, strict=True)] if values else []
         return {"values": columns, "locations": locations}
 

@@ -179,11 +179,36 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
 
     @Override
     public Table loadTable(Identifier ident) throws NoSuchTableException {
+        return load(ident, null, null);
+    }
+
+    /** VERSION AS OF: a Glue table version (its VersionId). */
+    @Override
+    public Table loadTable(Identifier ident, String version) throws NoSuchTableException {
+        return load(ident, version, null);
+    }
+
+    /** TIMESTAMP AS OF: the table and its partitions as they were at that time. */
+    @Override
+    public Table loadTable(Identifier ident, long timestampMicros) throws NoSuchTableException {
+        java.time.Instant at = java.time.Instant.ofEpochSecond(Math.floorDiv(timestampMicros, 1_000_000L),
+            Math.floorMod(timestampMicros, 1_000_000L) * 1000L);
+        return load(ident, null, at.toString());
+    }
+
+    private Table load(Identifier ident, String version, String asOf) throws NoSuchTableException {
         if (ident.namespace().length != 1) {
             throw new NoSuchTableException(ident);
         }
+        ObjectNode args = Backend.table(ident.namespace()[0], ident.name());
+        if (version != null) {
+            args.put("version", version);
+        }
+        if (asOf != null) {
+            args.put("as_of", asOf);
+        }
         try {
-            JsonNode t = backend.call("get_table", Backend.table(ident.namespace()[0], ident.name()));
+            JsonNode t = backend.call("get_table", args);
             return new GlueTable(name, backend, new TableInfo(ident, t));
         } catch (Backend.GlueError e) {
             if (e.is("EntityNotFoundException")) {

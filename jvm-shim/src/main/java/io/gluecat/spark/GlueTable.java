@@ -96,6 +96,9 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     List<GlueFileIndex.Selected> select(Filter[] filters) {
         ObjectNode a = args();
+        if (info.asOf != null) {
+            a.put("as_of", info.asOf);
+        }
         a.set("filters", Partitions.filters(filters));
         JsonNode answer = backend.call("list_partitions", a);
         List<InternalRow> rows = Partitions.rows(info.partitionSchema, answer);
@@ -121,6 +124,9 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo write) {
+        if (info.asOf != null) {
+            throw new UnsupportedOperationException("gluecat: a table read as of " + info.asOf + " cannot be written");
+        }
         String format = readableFormat();
         Map<String, String> merged = new HashMap<>(info.readOptions);
         merged.putAll(write.options());

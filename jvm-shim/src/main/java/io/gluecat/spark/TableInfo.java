@@ -25,6 +25,8 @@ final class TableInfo {
     final Map<String, String> properties;
     /** Spark's column order when it is not the columns followed by the partition keys; else null. */
     final List<String> order;
+    /** The time the table is read as of (time travel), ISO 8601; null for the current state. */
+    final String asOf;
 
     TableInfo(Identifier ident, JsonNode t) {
         this.ident = ident;
@@ -35,6 +37,7 @@ final class TableInfo {
         this.unreadable = text(t, "unreadable");
         this.readOptions = strings(t.get("options"));
         this.properties = strings(t.get("properties"));
+        this.asOf = text(t, "as_of");
         JsonNode o = t.get("order");
         if (o == null || o.isNull()) {
             this.order = null;
