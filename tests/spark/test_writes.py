@@ -100,3 +100,17 @@ def test_unpartitioned_table_insert_and_overwrite(spark: Any, table: str) -> Non
     assert sorted(tuple(r) for r in spark.table(plain).collect()) == [(1, "x"), (2, "y")]
     spark.sql(f"INSERT OVERWRITE {plain} VALUES (3, 'z')")
     assert [tuple(r) for r in spark.table(plain).collect()] == [(3, "z")]
+
+
+def test_typed_partition_values_round_trip(spark: Any, warehouse: Path, ns: str) -> None:
+    typed = f"glue.{ns}.typed"
+    spark.sql(
+        f"CREATE TABLE {typed} (v INT, ts TIMESTAMP, d DECIMAL(5,2), s STRING) USING parquet PARTITIONED BY (ts, d, s)"
+    )
+    spark.sql(f"INSERT INTO {typed} VALUES (1, TIMESTAMP'2024-01-02 03:04:05', 9.50, 'a/b=c:d')")
+    got = Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="typed")["Partitions"]
+    assert [p["Values"] for p in got] == [["2024-01-02 03:04:05", "9.50", "a/b=c:d"]]
+    rows = spark.sql(
+        f"SELECT v, CAST(ts AS STRING), CAST(d AS STRING), s FROM {typed} WHERE s = 'a/b=c:d'"
+    ).collect()
+    assert [tuple(r) for r in rows] == [(1, "2024-01-02 03:04:05", "9.50", "a/b=c:d")]
