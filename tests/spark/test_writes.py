@@ -114,3 +114,13 @@ def test_typed_partition_values_round_trip(spark: Any, warehouse: Path, ns: str)
         f"SELECT v, CAST(ts AS STRING), CAST(d AS STRING), s FROM {typed} WHERE s = 'a/b=c:d'"
     ).collect()
     assert [tuple(r) for r in rows] == [(1, "2024-01-02 03:04:05", "9.50", "a/b=c:d")]
+
+
+def test_csv_values_with_separators_and_quotes_round_trip(spark: Any, ns: str) -> None:
+    table = f"glue.{ns}.people"
+    spark.sql(f"CREATE TABLE {table} (name STRING, note STRING) USING csv")
+    spark.sql(f"""INSERT INTO {table} VALUES ('smith, ann', 'said "hi"'), ('plain', NULL)""")
+    assert sorted(tuple(r) for r in spark.table(table).collect()) == [
+        ("plain", None),
+        ("smith, ann", 'said "hi"'),
+    ]
