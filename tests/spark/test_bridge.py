@@ -52,6 +52,7 @@ def test_spark_sql_ddl_insert_select_through_the_bridge(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=600,
+        cwd=tmp_path,  # spark-sql's own session state (derby.log, metastore_db) lands here, not in the checkout
         env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
     )
     assert "row:2:b" in run.stdout.splitlines()
