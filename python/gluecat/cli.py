@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
 
+from gluecat.api.pages import every
 from gluecat.errors import GlueError
 
 _SUBSYSTEMS = ("gluecat.hms.cli", "gluecat.spark.cli", "gluecat.demo")
@@ -46,13 +47,9 @@ def _cmd_tables(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {"DatabaseName": args.database}
     if args.pattern:
         kwargs["Expression"] = args.pattern
-    while True:
-        page = cat.get_tables(**kwargs)
-        for t in page["TableList"]:
-            print(f"{t['Name']}\t{t.get('TableType', '')}\tversion {t['VersionId']}")
-        if not page.get("NextToken"):
-            return 0
-        kwargs["NextToken"] = page["NextToken"]
+    for t in every(cat.get_tables, "TableList", **kwargs):
+        print(f"{t['Name']}\t{t.get('TableType', '')}\tversion {t['VersionId']}")
+    return 0
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
@@ -68,13 +65,9 @@ def _cmd_partitions_list(args: argparse.Namespace) -> int:
         "TableName": args.table,
         "Expression": args.expression,
     }
-    while True:
-        page = cat.get_partitions(**kwargs)
-        for p in page["Partitions"]:
-            print("\t".join(p["Values"]) + "\t" + (p.get("StorageDescriptor") or {}).get("Location", ""))
-        if not page.get("NextToken"):
-            return 0
-        kwargs["NextToken"] = page["NextToken"]
+    for p in every(cat.get_partitions, "Partitions", **kwargs):
+        print("\t".join(p["Values"]) + "\t" + (p.get("StorageDescriptor") or {}).get("Location", ""))
+    return 0
 
 
 def _cmd_partitions_explain(args: argparse.Namespace) -> int:

@@ -199,17 +199,16 @@ def check_order(value: Any, field: str) -> dict[str, Any]:
     }
 
 
+def _column_names(value: Any, field: str) -> list[str] | None:
+    """A list of column names (SkewedColumnNames, BucketColumns): each 1 to 255 bytes on one line."""
+    return check_string_list(value, field, item_min_bytes=1, item_max_bytes=255, item_pattern="single_line")
+
+
 def check_skewed_info(value: Any, field: str) -> dict[str, Any]:
     v = _struct(value, field, {"SkewedColumnNames", "SkewedColumnValues", "SkewedColumnValueLocationMaps"})
     out: dict[str, Any] = {}
     if v.get("SkewedColumnNames") is not None:
-        out["SkewedColumnNames"] = check_string_list(
-            v["SkewedColumnNames"],
-            f"{field}.SkewedColumnNames",
-            item_min_bytes=1,
-            item_max_bytes=255,
-            item_pattern="single_line",
-        )
+        out["SkewedColumnNames"] = _column_names(v["SkewedColumnNames"], f"{field}.SkewedColumnNames")
     if v.get("SkewedColumnValues") is not None:
         out["SkewedColumnValues"] = check_string_list(v["SkewedColumnValues"], f"{field}.SkewedColumnValues")
     if v.get("SkewedColumnValueLocationMaps") is not None:
@@ -301,13 +300,7 @@ def check_storage_descriptor(value: Any, field: str) -> dict[str, Any]:
     if v.get("SerdeInfo") is not None:
         out["SerdeInfo"] = check_serde_info(v["SerdeInfo"], f"{field}.SerdeInfo")
     if v.get("BucketColumns") is not None:
-        out["BucketColumns"] = check_string_list(
-            v["BucketColumns"],
-            f"{field}.BucketColumns",
-            item_min_bytes=1,
-            item_max_bytes=255,
-            item_pattern="single_line",
-        )
+        out["BucketColumns"] = _column_names(v["BucketColumns"], f"{field}.BucketColumns")
     if v.get("SortColumns") is not None:
         sort_columns = _list(v["SortColumns"], f"{field}.SortColumns") or []
         out["SortColumns"] = [check_order(o, f"{field}.SortColumns[{i}]") for i, o in enumerate(sort_columns)]
@@ -329,7 +322,7 @@ def check_table_identifier(value: Any, field: str) -> dict[str, Any]:
     }
 
 
-_TABLE_INPUT_FIELDS = {
+TABLE_INPUT_FIELDS = {
     "Name",
     "Description",
     "Owner",
@@ -348,7 +341,7 @@ _TABLE_INPUT_FIELDS = {
 
 
 def check_table_input(value: Any, field: str = "TableInput") -> dict[str, Any]:
-    v = _struct(value, field, _TABLE_INPUT_FIELDS, ("Name",))
+    v = _struct(value, field, TABLE_INPUT_FIELDS, ("Name",))
     if v.get("ViewDefinition") is not None:
         # Newer Glue has it; the document does not, so it is named rather than silently dropped.
         invalid(f"{field}.ViewDefinition", "multi-dialect views are not supported by gluecat")
@@ -506,10 +499,11 @@ def _values(value: Any, field: str) -> list[str]:
     return [check_text(v, f"{field}[{i}]", max_bytes=1024) for i, v in enumerate(items)]
 
 
+PARTITION_INPUT_FIELDS = {"Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime"}
+
+
 def check_partition_input(value: Any, field: str = "PartitionInput") -> dict[str, Any]:
-    v = _struct(
-        value, field, {"Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime"}
-    )
+    v = _struct(value, field, PARTITION_INPUT_FIELDS)
     # The SDK lets Values out; the document says a valid input must have them.
     out: dict[str, Any] = {"Values": _values(v.get("Values"), f"{field}.Values")}
     for key in ("LastAccessTime", "LastAnalyzedTime"):

@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gluecat.expressions.lookup import first_true
 from gluecat.store import codec
 
 BUCKETS = 2520  # divisible by every TotalSegments 1..10, so bucket % total splits evenly and stably
@@ -118,24 +119,18 @@ class IndexLookup:
         p = self._prefix(i, len(bound))
         return p > bound or (at and p == bound)
 
-    def _first(self, holds: Callable[[int], bool]) -> int:
-        lo, hi = 0, len(self.rows)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if holds(mid):
-                hi = mid
-            else:
-                lo = mid + 1
-        return lo
-
     def ranges(
         self, bounds: list[tuple[tuple[Any, ...] | None, bool, tuple[Any, ...] | None, bool]]
     ) -> pa.Array:
         """Base rows inside any of the (low, low inclusive, high, high inclusive) prefix ranges, sorted."""
         parts = []
         for lo, lo_inc, hi, hi_inc in bounds:
-            start = 0 if lo is None else self._first(partial(self._past, bound=lo, at=lo_inc))
-            end = len(self.rows) if hi is None else self._first(partial(self._past, bound=hi, at=not hi_inc))
+            start = 0 if lo is None else first_true(len(self.rows), partial(self._past, bound=lo, at=lo_inc))
+            end = (
+                len(self.rows)
+                if hi is None
+                else first_true(len(self.rows), partial(self._past, bound=hi, at=not hi_inc))
+            )
             if start < end:
                 parts.append(self.rows.slice(start, end - start))
         if not parts:

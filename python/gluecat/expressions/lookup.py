@@ -50,7 +50,7 @@ def _order_key(v: Any) -> tuple[Any, ...]:
     return (1,) if v is None else (0, v)
 
 
-def _first(n: int, holds: Callable[[int], bool]) -> int:
+def first_true(n: int, holds: Callable[[int], bool]) -> int:
     """The first position in [0, n) where a monotone (False..., True...) condition holds, else n."""
     lo, hi = 0, n
     while lo < hi:
@@ -83,5 +83,5 @@ def range_slice(
         p = prefix(i, len(high))
         return p > high or (p == high and not r.upper_inclusive)
 
-    start = _first(n, reached_lower)
-    return start, max(start, _first(n, past_upper))
+    start = first_true(n, reached_lower)
+    return start, max(start, first_true(n, past_upper))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
+from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_name
 from gluecat.errors import EntityNotFoundException, GlueError
 from gluecat.hms import mapping
@@ -29,20 +29,12 @@ class Handler:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _pages(self, call: Any, key: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
-        while True:
-            resp = call(**kwargs)
-            yield from resp[key]
-            if not resp.get("NextToken"):
-                return
-            kwargs["NextToken"] = resp["NextToken"]
-
     def _database_names(self) -> list[str]:
-        return [d["Name"] for d in self._pages(self.catalog.get_databases, "DatabaseList")]
+        return [d["Name"] for d in every(self.catalog.get_databases, "DatabaseList")]
 
     def _tables(self, db_name: str) -> list[dict[str, Any]]:
         try:
-            return list(self._pages(self.catalog.get_tables, "TableList", DatabaseName=db_name))
+            return list(every(self.catalog.get_tables, "TableList", DatabaseName=db_name))
         except EntityNotFoundException:
             return []  # Hive lists no tables of a database it does not have
         except GlueError as e:
@@ -109,7 +101,7 @@ class Handler:
         if limit == 0:
             return out
         try:
-            for p in self._pages(
+            for p in every(
                 self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name
             ):
                 out.append(mapping.partition(p, table))

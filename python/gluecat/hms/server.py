@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import hmac
 import logging
@@ -99,6 +100,14 @@ SERVED = (
 )
 
 
+# The calls whose replies are cached, with their argument fields in the handler's parameter order.
+CACHED = {
+    "get_partitions": ("db_name", "tbl_name", "max_parts"),
+    "get_partition_names": ("db_name", "tbl_name", "max_parts"),
+    "get_table": ("dbname", "tbl_name"),
+}
+
+
 class _Processor(ThriftHiveMetastore.Processor):
     """The generated processor, answering UNKNOWN_METHOD for every method gluecat does not serve.
 
@@ -110,16 +119,20 @@ class _Processor(ThriftHiveMetastore.Processor):
         super().__init__(handler)
         self._processMap = {name: self._processMap[name] for name in SERVED}
         if reply_cache_bytes > 0:
-            for name in ("get_partitions", "get_partition_names", "get_table"):
-                self._processMap[name] = getattr(_Processor, "_cached_" + name)
+            for name, fields in CACHED.items():
+                self._processMap[name] = functools.partial(_Processor._cached, name=name, fields=fields)
         self.replies = replies.ReplyCache(reply_cache_bytes)
 
-    def _cached(self, name: str, seqid: int, iprot: Any, oprot: Any, key: tuple[Any, ...], call: Any) -> None:
+    def _cached(self, seqid: int, iprot: Any, oprot: Any, *, name: str, fields: tuple[str, ...]) -> None:
+        args = getattr(ThriftHiveMetastore, f"{name}_args")()
+        args.read(iprot)
+        iprot.readMessageEnd()
+        key = tuple(getattr(args, f) for f in fields)
         version = self._handler.catalog.warehouse_version()
         result_type = getattr(ThriftHiveMetastore, f"{name}_result")
 
         def compute() -> Any:
-            return result_type(success=call())
+            return result_type(success=getattr(self._handler, name)(*key))
 
         try:
             replies.answer(self.replies, version, name, key, seqid, oprot, compute)
@@ -136,43 +149,6 @@ class _Processor(ThriftHiveMetastore.Processor):
             result.write(oprot)
             oprot.writeMessageEnd()
             oprot.trans.flush()
-
-    def _cached_get_partitions(self, seqid: int, iprot: Any, oprot: Any) -> None:
-        args = ThriftHiveMetastore.get_partitions_args()
-        args.read(iprot)
-        iprot.readMessageEnd()
-        key = (args.db_name, args.tbl_name, args.max_parts)
-        self._cached(
-            "get_partitions",
-            seqid,
-            iprot,
-            oprot,
-            key,
-            lambda: self._handler.get_partitions(args.db_name, args.tbl_name, args.max_parts),
-        )
-
-    def _cached_get_partition_names(self, seqid: int, iprot: Any, oprot: Any) -> None:
-        args = ThriftHiveMetastore.get_partition_names_args()
-        args.read(iprot)
-        iprot.readMessageEnd()
-        key = (args.db_name, args.tbl_name, args.max_parts)
-        self._cached(
-            "get_partition_names",
-            seqid,
-            iprot,
-            oprot,
-            key,
-            lambda: self._handler.get_partition_names(args.db_name, args.tbl_name, args.max_parts),
-        )
-
-    def _cached_get_table(self, seqid: int, iprot: Any, oprot: Any) -> None:
-        args = ThriftHiveMetastore.get_table_args()
-        args.read(iprot)
-        iprot.readMessageEnd()
-        key = (args.dbname, args.tbl_name)
-        self._cached(
-            "get_table", seqid, iprot, oprot, key, lambda: self._handler.get_table(args.dbname, args.tbl_name)
-        )
 
 
 class _Server(ThreadingHTTPServer):

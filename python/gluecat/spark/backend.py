@@ -8,7 +8,6 @@ Calls are coarse (a whole table, a whole partition list, one commit) because eac
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -16,6 +15,8 @@ import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
 from gluecat import Catalog
+from gluecat.api import shapes
+from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_name
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.spark import formats
@@ -24,36 +25,10 @@ from gluecat.spark import formats
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
 # Spark's reserved table properties, kept in Glue's own fields rather than Parameters.
 _RESERVED = {"provider", "location", "comment", "owner", "external", "is_managed_location"}
-_TABLE_INPUT_FIELDS = (
-    "Name",
-    "Description",
-    "Owner",
-    "LastAccessTime",
-    "LastAnalyzedTime",
-    "Retention",
-    "StorageDescriptor",
-    "PartitionKeys",
-    "ViewOriginalText",
-    "ViewExpandedText",
-    "TableType",
-    "Parameters",
-    "TargetTable",
-)
-_PARTITION_INPUT_FIELDS = ("Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime")
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
 # Glue keeps partition keys apart from the columns; where Spark declared them elsewhere than last (a
 # DataFrameWriterV2 partitionedBy, a CTAS), Spark's column order is kept here so positional writes line up.
 COLUMN_ORDER = "gluecat.spark.column_order"
-
-
-def _pages(method: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
-    token: str | None = None
-    while True:
-        page = method(**kwargs, **({"NextToken": token} if token else {}))
-        yield from page[key]
-        token = page.get("NextToken")
-        if not token:
-            return
 
 
 def _as_of(args: dict[str, Any]) -> datetime | None:
@@ -69,7 +44,7 @@ def _as_of(args: dict[str, Any]) -> datetime | None:
 
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
     """The TableInput that recreates a table as GetTable returned it."""
-    return {k: table[k] for k in _TABLE_INPUT_FIELDS if k in table}
+    return {k: table[k] for k in shapes.TABLE_INPUT_FIELDS if k in table}
 
 
 def _visible(path: str) -> bool:
@@ -77,16 +52,16 @@ def _visible(path: str) -> bool:
     return not name.startswith(("_", "."))
 
 
+def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
+    """The file system and path of a table or partition location (a URI, or a local path)."""
+    if "://" in location or location.startswith("file:"):
+        return pafs.FileSystem.from_uri(location)
+    return pafs.LocalFileSystem(), location
+
+
 def delete_files(location: str) -> int:
     """Deletes the data files directly in a folder (not hidden ones, not subfolders); how many went."""
-    fs, path = (
-        pafs.FileSystem.from_uri(location)
-        if "://" in location or location.startswith("file:")
-        else (
-            pafs.LocalFileSystem(),
-            location,
-        )
-    )
+    fs, path = _filesystem(location)
     gone = 0
     for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
         if info.type == pafs.FileType.File and _visible(info.path):
@@ -96,14 +71,7 @@ def delete_files(location: str) -> int:
 
 
 def _delete_tree(location: str) -> None:
-    fs, path = (
-        pafs.FileSystem.from_uri(location)
-        if "://" in location or location.startswith("file:")
-        else (
-            pafs.LocalFileSystem(),
-            location,
-        )
-    )
+    fs, path = _filesystem(location)
     if fs.get_file_info(path).type != pafs.FileType.NotFound:
         fs.delete_dir(path)
 
@@ -130,7 +98,7 @@ class Backend:
     # -- namespaces ----------------------------------------------------------------------------------
 
     def op_list_databases(self, args: dict[str, Any]) -> list[str]:
-        return [db["Name"] for db in _pages(self.catalog.get_databases, "DatabaseList")]
+        return [db["Name"] for db in every(self.catalog.get_databases, "DatabaseList")]
 
     def op_get_database(self, args: dict[str, Any]) -> dict[str, str]:
         db = self.catalog.get_database(Name=args["name"])["Database"]
@@ -179,7 +147,7 @@ class Backend:
     # -- tables --------------------------------------------------------------------------------------
 
     def op_list_tables(self, args: dict[str, Any]) -> list[str]:
-        return [t["Name"] for t in _pages(self.catalog.get_tables, "TableList", DatabaseName=args["name"])]
+        return [t["Name"] for t in every(self.catalog.get_tables, "TableList", DatabaseName=args["name"])]
 
     def _table(self, args: dict[str, Any]) -> dict[str, Any]:
         """The Glue table, as of ``args["as_of"]`` when given."""
@@ -259,7 +227,7 @@ class Backend:
     def _table_version(self, args: dict[str, Any]) -> tuple[dict[str, Any], datetime | None]:
         version = str(args["version"])
         versions = list(
-            _pages(
+            every(
                 self.catalog.get_table_versions,
                 "TableVersions",
                 DatabaseName=args["database"],
@@ -432,8 +400,8 @@ class Backend:
             DatabaseName=args["new_database"], TableInput=new, PartitionIndexes=new_indexes or None
         )
         parts = [
-            {k: p[k] for k in _PARTITION_INPUT_FIELDS if k in p}
-            for p in _pages(
+            {k: p[k] for k in shapes.PARTITION_INPUT_FIELDS if k in p}
+            for p in every(
                 self.catalog.get_partitions,
                 "Partitions",
                 DatabaseName=args["database"],
