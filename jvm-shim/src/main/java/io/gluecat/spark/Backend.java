@@ -56,5 +56,13 @@ public final class Backend {
         boolean is(String other) {
             return code.equals(other);
         }
+
+        /** Glue's InvalidInputException is a bad argument; Spark shows IllegalArgumentException's message as is. */
+        RuntimeException toSpark() {
+            if (is("InvalidInputException") || is("ValidationException")) {
+                return new IllegalArgumentException(getMessage(), this);
+            }
+            return this;
+        }
     }
 }

@@ -60,12 +60,16 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         return namespace[0];
     }
 
-    /** Glue's InvalidInputException is a bad argument; Spark shows IllegalArgumentException's message as is. */
-    private static RuntimeException other(Backend.GlueError e) {
-        if (e.is("InvalidInputException") || e.is("ValidationException")) {
-            return new IllegalArgumentException(e.getMessage(), e);
+    /** A call about one namespace: a missing database is Spark's NoSuchNamespaceException. */
+    private JsonNode inNamespace(String op, ObjectNode args, String[] namespace) throws NoSuchNamespaceException {
+        try {
+            return backend.call(op, args);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchNamespaceException(namespace);
+            }
+            throw e.toSpark();
         }
-        return e;
     }
 
     // -- namespaces ---------------------------------------------------------------------------------
@@ -95,14 +99,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             return new HashMap<>();  // where the procedures live; Spark resolves it before CALL
         }
         ObjectNode args = Backend.args().put("name", database(namespace));
-        try {
-            return TableInfo.strings(backend.call("get_database", args));
-        } catch (Backend.GlueError e) {
-            if (e.is("EntityNotFoundException")) {
-                throw new NoSuchNamespaceException(namespace);
-            }
-            throw other(e);
-        }
+        return TableInfo.strings(inNamespace("get_database", args, namespace));
     }
 
     @Override
@@ -117,7 +114,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("AlreadyExistsException")) {
                 throw new NamespaceAlreadyExistsException(namespace);
             }
-            throw other(e);
+            throw e.toSpark();
         }
     }
 
@@ -134,47 +131,25 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             }
         }
         args.set("remove", Backend.JSON.valueToTree(remove));
-        try {
-            backend.call("alter_database", args);
-        } catch (Backend.GlueError e) {
-            if (e.is("EntityNotFoundException")) {
-                throw new NoSuchNamespaceException(namespace);
-            }
-            throw other(e);
-        }
+        inNamespace("alter_database", args, namespace);
     }
 
     @Override
     public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException {
         ObjectNode args = Backend.args().put("name", database(namespace)).put("cascade", cascade);
-        try {
-            return backend.call("drop_database", args).asBoolean();
-        } catch (Backend.GlueError e) {
-            if (e.is("EntityNotFoundException")) {
-                throw new NoSuchNamespaceException(namespace);
-            }
-            throw other(e);
-        }
+        return inNamespace("drop_database", args, namespace).asBoolean();
     }
 
     // -- tables -------------------------------------------------------------------------------------
 
     @Override
     public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-        ObjectNode args = Backend.args().put("name", database(namespace));
-        try {
-            JsonNode names = backend.call("list_tables", args);
-            Identifier[] out = new Identifier[names.size()];
-            for (int i = 0; i < names.size(); i++) {
-                out[i] = Identifier.of(namespace, names.get(i).asText());
-            }
-            return out;
-        } catch (Backend.GlueError e) {
-            if (e.is("EntityNotFoundException")) {
-                throw new NoSuchNamespaceException(namespace);
-            }
-            throw other(e);
+        JsonNode names = inNamespace("list_tables", Backend.args().put("name", database(namespace)), namespace);
+        Identifier[] out = new Identifier[names.size()];
+        for (int i = 0; i < names.size(); i++) {
+            out[i] = Identifier.of(namespace, names.get(i).asText());
         }
+        return out;
     }
 
     @Override
@@ -214,7 +189,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchTableException(ident);
             }
-            throw other(e);
+            throw e.toSpark();
         }
     }
 
@@ -261,7 +236,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchNamespaceException(ident.namespace());
             }
-            throw other(e);
+            throw e.toSpark();
         }
         try {
             return loadTable(ident);
@@ -303,7 +278,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchTableException(ident);
             }
-            throw other(e);
+            throw e.toSpark();
         }
         return loadTable(ident);
     }
@@ -369,7 +344,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("EntityNotFoundException")) {
                 return false;
             }
-            throw other(e);
+            throw e.toSpark();
         }
     }
 
@@ -398,7 +373,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("AlreadyExistsException")) {
                 throw new TableAlreadyExistsException(newIdent.toString());
             }
-            throw other(e);
+            throw e.toSpark();
         }
     }
 

@@ -179,9 +179,9 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         return out;
     }
 
-    private ArrayNode idents(InternalRow[] idents) {
+    private static ArrayNode json(List<List<String>> values) {
         ArrayNode out = Backend.JSON.createArrayNode();
-        for (List<String> v : values(idents)) {
+        for (List<String> v : values) {
             out.add(Partitions.json(v));
         }
         return out;
@@ -204,14 +204,15 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     @Override
     public void createPartitions(InternalRow[] idents, Map<String, String>[] properties)
             throws PartitionsAlreadyExistException {
+        List<List<String>> values = values(idents);
         ObjectNode a = args();
-        a.set("partitions", idents(idents));
+        a.set("partitions", json(values));
         ArrayNode props = a.putArray("properties");
         for (Map<String, String> p : properties) {
             props.add(Backend.JSON.valueToTree(p));
         }
         try {
-            committed(backend.call("create_partitions", a), values(idents), List.of());
+            committed(backend.call("create_partitions", a), values, List.of());
         } catch (Backend.GlueError e) {
             if (e.is("AlreadyExistsException")) {
                 throw new PartitionsAlreadyExistException(name(), scala.jdk.javaapi.CollectionConverters.asScala(
@@ -223,10 +224,11 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     @Override
     public boolean dropPartitions(InternalRow[] idents) {
+        List<List<String>> values = values(idents);
         ObjectNode a = args();
-        a.set("partitions", idents(idents));
+        a.set("partitions", json(values));
         try {
-            committed(backend.call("drop_partitions", a), List.of(), values(idents));
+            committed(backend.call("drop_partitions", a), List.of(), values);
             return true;
         } catch (Backend.GlueError e) {
             if (e.is("EntityNotFoundException")) {
@@ -238,16 +240,17 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     @Override
     public boolean purgePartitions(InternalRow[] idents) {
+        List<List<String>> values = values(idents);
         ObjectNode a = args().put("purge", true);
-        a.set("partitions", idents(idents));
-        committed(backend.call("drop_partitions", a), List.of(), values(idents));
+        a.set("partitions", json(values));
+        committed(backend.call("drop_partitions", a), List.of(), values);
         return true;
     }
 
     @Override
     public boolean truncatePartitions(InternalRow[] idents) throws NoSuchPartitionException {
         ObjectNode a = args();
-        a.set("partitions", idents(idents));
+        a.set("partitions", json(values(idents)));
         try {
             backend.call("truncate", a);
         } catch (Backend.GlueError e) {

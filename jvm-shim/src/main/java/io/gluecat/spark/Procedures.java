@@ -117,10 +117,7 @@ final class Procedures {
             try {
                 rows = backend.call(name, args);
             } catch (Backend.GlueError e) {
-                if (e.is("InvalidInputException")) {
-                    throw new IllegalArgumentException(e.getMessage(), e);
-                }
-                throw e;
+                throw e.toSpark();
             }
             StructType schema = name.equals("partition_indexes") ? INDEX_ROWS : STATUS_ROWS;
             List<InternalRow> out = new ArrayList<>();
