@@ -63,6 +63,11 @@ def check_text(
 ) -> str:
     """A present string. A pattern error quotes the value unless ``show_value`` is False (for a map key,
     whose field path already quotes it)."""
+    # Most text is printable ASCII: one byte a character, and inside both line patterns.
+    if type(value) is str and pattern != "custom11" and value.isascii() and value.isprintable():
+        n = len(value)
+        if n >= min_bytes and (max_bytes is None or n <= max_bytes):
+            return value
     if not isinstance(value, str):
         invalid(field, f"must be a string, not {type(value).__name__}")
     try:

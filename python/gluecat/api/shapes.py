@@ -14,6 +14,7 @@ import re
 from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
+from functools import partial
 from typing import Any
 
 from gluecat.api.patterns import (
@@ -271,46 +272,36 @@ _SD_FIELDS = {
 }
 
 
+def _sort_columns(value: Any, field: str) -> list[dict[str, Any]]:
+    items = _list(value, field) or []
+    return [check_order(o, f"{field}[{i}]") for i, o in enumerate(items)]
+
+
+_SD_CHECKS: dict[str, Callable[[Any, str], Any]] = {
+    "Columns": _columns,
+    "Location": partial(check_text, max_bytes=2056, pattern="multi_line"),
+    # The document says only "UTF-8 strings"; the service model makes each a Location string.
+    "AdditionalLocations": partial(check_string_list, item_max_bytes=2056, item_pattern="multi_line"),
+    "InputFormat": partial(check_text, max_bytes=128, pattern="single_line"),
+    "OutputFormat": partial(check_text, max_bytes=128, pattern="single_line"),
+    "Compressed": check_bool,
+    "StoredAsSubDirectories": check_bool,
+    # Hive writes -1 for "not bucketed", so no lower bound but Glue's 32-bit Integer.
+    "NumberOfBuckets": partial(check_int, min=INT32_MIN, max=INT32_MAX),
+    "SerdeInfo": check_serde_info,
+    "BucketColumns": _column_names,
+    "SortColumns": _sort_columns,
+    "Parameters": check_parameters,
+    "SkewedInfo": check_skewed_info,
+    "SchemaReference": check_schema_reference,
+}
+assert set(_SD_CHECKS) == _SD_FIELDS
+
+
 def check_storage_descriptor(value: Any, field: str) -> dict[str, Any]:
     v = _struct(value, field, _SD_FIELDS)
-    out: dict[str, Any] = {}
-    if v.get("Columns") is not None:
-        out["Columns"] = _columns(v["Columns"], f"{field}.Columns")
-    if v.get("Location") is not None:
-        out["Location"] = check_text(v["Location"], f"{field}.Location", max_bytes=2056, pattern="multi_line")
-    if v.get("AdditionalLocations") is not None:
-        # The document says only "UTF-8 strings"; the service model makes each a Location string.
-        out["AdditionalLocations"] = check_string_list(
-            v["AdditionalLocations"],
-            f"{field}.AdditionalLocations",
-            item_max_bytes=2056,
-            item_pattern="multi_line",
-        )
-    for key in ("InputFormat", "OutputFormat"):
-        if v.get(key) is not None:
-            out[key] = check_text(v[key], f"{field}.{key}", max_bytes=128, pattern="single_line")
-    for key in ("Compressed", "StoredAsSubDirectories"):
-        if v.get(key) is not None:
-            out[key] = check_bool(v[key], f"{field}.{key}")
-    if v.get("NumberOfBuckets") is not None:
-        # Hive writes -1 for "not bucketed", so no lower bound but Glue's 32-bit Integer.
-        out["NumberOfBuckets"] = check_int(
-            v["NumberOfBuckets"], f"{field}.NumberOfBuckets", min=INT32_MIN, max=INT32_MAX
-        )
-    if v.get("SerdeInfo") is not None:
-        out["SerdeInfo"] = check_serde_info(v["SerdeInfo"], f"{field}.SerdeInfo")
-    if v.get("BucketColumns") is not None:
-        out["BucketColumns"] = _column_names(v["BucketColumns"], f"{field}.BucketColumns")
-    if v.get("SortColumns") is not None:
-        sort_columns = _list(v["SortColumns"], f"{field}.SortColumns") or []
-        out["SortColumns"] = [check_order(o, f"{field}.SortColumns[{i}]") for i, o in enumerate(sort_columns)]
-    if v.get("Parameters") is not None:
-        out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")
-    if v.get("SkewedInfo") is not None:
-        out["SkewedInfo"] = check_skewed_info(v["SkewedInfo"], f"{field}.SkewedInfo")
-    if v.get("SchemaReference") is not None:
-        out["SchemaReference"] = check_schema_reference(v["SchemaReference"], f"{field}.SchemaReference")
-    return out
+    # Absent and null members are the same to Glue; the others are checked as their kind says.
+    return {key: _SD_CHECKS[key](item, f"{field}.{key}") for key, item in v.items() if item is not None}
 
 
 def check_table_identifier(value: Any, field: str) -> dict[str, Any]:
@@ -496,7 +487,13 @@ def check_database_input(value: Any, field: str = "DatabaseInput") -> dict[str, 
 def _values(value: Any, field: str) -> list[str]:
     # No pattern: partition values may hold any text; only an index restricts them (document 004).
     items = _required_list(value, field)
-    return [check_text(v, f"{field}[{i}]", max_bytes=1024) for i, v in enumerate(items)]
+    out = []
+    for i, v in enumerate(items):
+        # ASCII text is one byte a character: the common case needs no encoding to measure it.
+        if type(v) is not str or len(v) > 1024 or not v.isascii():
+            v = check_text(v, f"{field}[{i}]", max_bytes=1024)
+        out.append(v)
+    return out
 
 
 PARTITION_INPUT_FIELDS = {"Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime"}

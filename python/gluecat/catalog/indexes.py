@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from gluecat.catalog import paging
@@ -89,8 +90,11 @@ def usable_indexes(snap: Snapshot, table: dict[str, Any]) -> list[dict[str, Any]
     return [d for d in table_indexes(snap, table) if d["IndexStatus"] == "ACTIVE"]
 
 
+@functools.lru_cache(maxsize=8192)
 def _problem(value: str | None, glue_type: str) -> str | None:
-    """The backfill error code a partition value earns on an indexed key, or None if it is fine."""
+    """The backfill error code a partition value earns on an indexed key, or None if it is fine.
+
+    Cached: a batch of new partitions repeats the same few values on each indexed key."""
     if value is None or value == "":
         return "MISSING_PARTITION_VALUE_ERROR"
     if _FORBIDDEN.search(value):
@@ -109,23 +113,37 @@ def _positions(table: dict[str, Any]) -> dict[str, int]:
     return {k["Name"].lower(): i for i, k in enumerate(table.get("PartitionKeys") or [])}
 
 
-def check_new_partition(table: dict[str, Any], active: list[dict[str, Any]], values: list[str]) -> None:
-    """Refuse a new partition whose indexed values an existing index cannot hold."""
+def new_partition_check(table: dict[str, Any], active: list[dict[str, Any]]) -> Callable[[list[str]], None]:
+    """A check refusing a new partition whose indexed values an existing index cannot hold; made once
+    for a batch of partitions."""
     positions = _positions(table)
-    for index in active:
-        for key in index["Keys"]:
-            value = values[positions[key["Name"].lower()]]
-            code = _problem(value, key["Type"])
+    keys = [
+        (index["IndexName"], key["Name"], key["Type"], positions[key["Name"].lower()])
+        for index in active
+        for key in index["Keys"]
+    ]
+
+    def check(values: list[str]) -> None:
+        for index_name, name, glue_type, position in keys:
+            value = values[position]
+            code = _problem(value, glue_type)
             if code == "UNSUPPORTED_PARTITION_CHARACTER_ERROR":
                 raise InvalidInputException(
-                    f"Values: the value of indexed key {key['Name']} contains U+0000, U+0001 or U+0002, "
-                    f"which partition index {index['IndexName']} cannot hold"
+                    f"Values: the value of indexed key {name} contains U+0000, U+0001 or U+0002, "
+                    f"which partition index {index_name} cannot hold"
                 )
             if code is not None:
                 raise InvalidInputException(
-                    f"Values: {value!r} is not a valid {key['Type']} value for key {key['Name']}, "
-                    f"which partition index {index['IndexName']} covers"
+                    f"Values: {value!r} is not a valid {glue_type} value for key {name}, "
+                    f"which partition index {index_name} covers"
                 )
+
+    return check
+
+
+def check_new_partition(table: dict[str, Any], active: list[dict[str, Any]], values: list[str]) -> None:
+    """Refuse a new partition whose indexed values an existing index cannot hold."""
+    new_partition_check(table, active)(values)
 
 
 def check_table_update(ctx: Context, snap: Snapshot, old: dict[str, Any], new: dict[str, Any]) -> None:

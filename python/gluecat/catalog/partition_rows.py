@@ -37,6 +37,11 @@ _VK = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 def value_key(values: Sequence[str]) -> str:
     """A partition's identity: its values as compact JSON (injective, whatever characters they hold)."""
+    if values and all(type(v) is str for v in values):
+        text = "".join(values)
+        # Printable ASCII without quote or backslash is its own JSON: only brackets and commas to add.
+        if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+            return '["' + '","'.join(values) + '"]'
     return _VK.encode(list(values))
 
 
@@ -57,25 +62,31 @@ def segment_schema(n_keys: int) -> pa.Schema:
     )
 
 
-def segment_table(n_keys: int, rows: list[tuple[list[str], dict[str, Any] | None]]) -> pa.Table:
-    """Rows of (values, partition document or None for a deletion) as a segment table."""
+def segment_table(
+    n_keys: int, rows: list[tuple[list[str], dict[str, Any] | None]], vks: list[str] | None = None
+) -> pa.Table:
+    """Rows of (values, partition document or None for a deletion) as a segment table; ``vks`` are the
+    rows' identities when the caller has them already."""
+    if vks is None:
+        vks = [value_key(values) for values, _ in rows]
     cols: list[list[Any]] = [[] for _ in range(n_keys)]
-    vks, buckets, tombs, locations, docs = [], [], [], [], []
+    locations: list[str | None] = []
+    docs: list[str | None] = []
     for values, doc in rows:
         for i in range(n_keys):
             cols[i].append(values[i] if i < len(values) else None)
-        vk = value_key(values)
-        vks.append(vk)
-        buckets.append(bucket_of(vk))
-        tombs.append(doc is None)
-        locations.append(None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location"))
-        docs.append(None if doc is None else codec.dumps(doc))
+        if doc is None:
+            locations.append(None)
+            docs.append(None)
+        else:
+            locations.append((doc.get("StorageDescriptor") or {}).get("Location"))
+            docs.append(codec.dumps(doc))
     return pa.Table.from_arrays(
         [pa.array(c, pa.string()) for c in cols]
         + [
             pa.array(vks, pa.string()),
-            pa.array(buckets, pa.int32()),
-            pa.array(tombs, pa.bool_()),
+            pa.array([zlib.crc32(vk.encode()) % BUCKETS for vk in vks], pa.int32()),
+            pa.array([doc is None for _, doc in rows], pa.bool_()),
             pa.array(locations, pa.string()),
             pa.array(docs, pa.large_string()),
         ],
@@ -213,6 +224,19 @@ class TableView:
             if vk in state:
                 return state[vk]
         return vk in self.base_identities()
+
+    def existing(self, vks: set[str]) -> set[str]:
+        """Those of ``vks`` that are live partitions (one set operation per delta, not per identity)."""
+        found: set[str] = set()
+        pending = set(vks)
+        for state in reversed(self.delta_maps):
+            decided = state.keys() & pending  # iterates the smaller side
+            if decided:
+                found.update(vk for vk in decided if state[vk])
+                pending -= decided
+                if not pending:
+                    return found
+        return found | pending.intersection(self.base_identities())
 
     def upper_bound(self) -> int:
         """At least the number of live partitions (cheap; exact when nothing was deleted)."""

@@ -90,22 +90,22 @@ def _rows_to_responses(
 
 @dataclass
 class _Batch:
-    """Partition rows a commit adds or removes, with per-item errors for batch calls."""
+    """Partition rows a commit adds or removes (with their identities), and per-item errors for batch calls."""
 
     rows: list[tuple[list[str], dict[str, Any] | None]]
     errors: list[dict[str, Any]]
+    vks: list[str] | None = None
 
 
 def _commit_rows(
-    ctx: Context,
-    snap: Snapshot,
     table: dict[str, Any],
     rows: list[tuple[list[str], dict[str, Any] | None]],
     changes: Changes,
+    vks: list[str] | None = None,
 ) -> None:
     if rows:
         key = (table["DatabaseName"], table["Name"])
-        changes.segment_adds.append((key, segment_table(partition_key_count(table), rows)))
+        changes.segment_adds.append((key, segment_table(partition_key_count(table), rows, vks)))
 
 
 def _adding(
@@ -118,27 +118,32 @@ def _adding(
     collect_errors: bool,
 ) -> _Batch:
     """Check new partitions against the table, its indexes and each other."""
-    v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), partition_key_count(table))
-    active = indexes.validating_indexes(snap, table)
+    n_keys = partition_key_count(table)
+    v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n_keys)
+    check_indexed = indexes.new_partition_check(table, indexes.validating_indexes(snap, table))
     now = datetime.now(UTC)
-    batch = _Batch(rows=[], errors=[])
+    vks: list[str] = []
+    batch = _Batch(rows=[], errors=[], vks=vks)
+    identities = [value_key(part["Values"]) for part in inputs]
+    existing = v.existing(set(identities))
     seen: set[str] = set()
     for i, part in enumerate(inputs):
         values = part["Values"]
+        vk = identities[i]
         try:
-            _check_values(
-                table,
-                values,
-                f"PartitionInputList[{i}].Values" if collect_errors else "PartitionInput.Values",
-            )
-            vk = value_key(values)
-            if vk in seen or v.exists(vk):
+            if len(values) != n_keys:
+                _check_values(
+                    table,
+                    values,
+                    f"PartitionInputList[{i}].Values" if collect_errors else "PartitionInput.Values",
+                )
+            if vk in seen or vk in existing:
                 if if_not_exists:
                     continue
                 raise AlreadyExistsException(
                     f"Partition {values} already exists in {table['DatabaseName']}.{table['Name']}."
                 )
-            indexes.check_new_partition(table, active, values)
+            check_indexed(values)
         except GlueError as e:
             if not collect_errors:
                 raise
@@ -148,6 +153,7 @@ def _adding(
             continue
         seen.add(vk)
         batch.rows.append((values, _partition_doc(ctx, table, part, now)))
+        vks.append(vk)
     limit = ctx.limits.partitions_per_table
     if batch.rows and v.upper_bound() + len(batch.rows) > limit and v.count() + len(batch.rows) > limit:
         raise ResourceNumberLimitExceededException(
@@ -161,7 +167,7 @@ def create_partition(ctx: Context, database: str, table_name: str, part: dict[st
         table = require_table(snap, database, table_name)
         batch = _adding(ctx, snap, table, [part], collect_errors=False)
         changes = Changes()
-        _commit_rows(ctx, snap, table, batch.rows, changes)
+        _commit_rows(table, batch.rows, changes, batch.vks)
         return changes, None
 
     ctx.store.commit("CreatePartition", build)
@@ -175,7 +181,7 @@ def batch_create_partition(
         table = require_table(snap, database, table_name)
         batch = _adding(ctx, snap, table, parts, collect_errors=True)
         changes = Changes()
-        _commit_rows(ctx, snap, table, batch.rows, changes)
+        _commit_rows(table, batch.rows, changes, batch.vks)
         return changes, {"Errors": batch.errors}
 
     result = ctx.store.commit("BatchCreatePartition", build)
@@ -225,7 +231,7 @@ def update_partition(
             rows.append((values, None))
         rows.append((part["Values"], _partition_doc(ctx, table, part, old["CreationTime"])))
         changes = Changes()
-        _commit_rows(ctx, snap, table, rows, changes)
+        _commit_rows(table, rows, changes)
         return changes, None
 
     ctx.store.commit("UpdatePartition", build)
@@ -240,7 +246,7 @@ def delete_partition(ctx: Context, database: str, table_name: str, values: list[
         if not v.exists(value_key(values)):
             raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
         changes = Changes()
-        _commit_rows(ctx, snap, table, [(values, None)], changes)
+        _commit_rows(table, [(values, None)], changes)
         return changes, None
 
     ctx.store.commit("DeletePartition", build)
@@ -273,7 +279,7 @@ def batch_delete_partition(
             seen.add(vk)
             rows.append((values, None))
         changes = Changes()
-        _commit_rows(ctx, snap, table, rows, changes)
+        _commit_rows(table, rows, changes)
         return changes, {"Errors": errors}
 
     result = ctx.store.commit("BatchDeletePartition", build)
@@ -317,9 +323,10 @@ def commit_partitions(
         batch = _adding(ctx, snap, table, others, if_not_exists=if_not_exists, collect_errors=False)
         now = datetime.now(UTC)
         rows.extend((p["Values"], _partition_doc(ctx, table, p, now)) for p in fresh)
+        vks = [value_key(values) for values, _ in rows] + (batch.vks or [])
         rows.extend(batch.rows)
         changes = Changes()
-        _commit_rows(ctx, snap, table, rows, changes)
+        _commit_rows(table, rows, changes, vks)
         return changes, snap.version
 
     based_on = ctx.store.commit("CommitPartitions", build)

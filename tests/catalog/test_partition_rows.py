@@ -1,0 +1,42 @@
+"""A partition's identity is the JSON of its values, and a view answers which identities are live."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gluecat.catalog.partition_rows import extend, fold, segment_table, value_key
+
+TRICKY = ['x"y', "a\\b", "é", "\x7f", "\t", "a,b", '"]', '["', "", "\x00"]
+
+
+def as_json(values: list[str]) -> str:
+    return json.dumps(values, ensure_ascii=False, separators=(",", ":"))
+
+
+def test_identity_is_compact_json_of_the_values() -> None:
+    assert value_key(["US", "Books", "2020"]) == '["US","Books","2020"]'
+    assert value_key([]) == "[]"
+    assert value_key([""]) == '[""]'
+    for text in TRICKY:
+        assert value_key([text, "b"]) == as_json([text, "b"])
+
+
+@given(st.lists(st.text(alphabet=st.sampled_from(list('ab",\\[]é\t\x00\x7f ')), max_size=4), max_size=4))
+def test_identity_equals_json_for_any_values(values: list[str]) -> None:
+    assert value_key(values) == as_json(values)
+
+
+def test_existing_follows_the_newest_segment_that_names_an_identity() -> None:
+    doc = {"StorageDescriptor": {"Location": "s3://x/"}}
+    base = segment_table(1, [(["a"], doc), (["b"], doc), (["c"], doc)])
+    view = fold(1, ["s0"], [base])
+    dropped_b = segment_table(1, [(["b"], None), (["d"], doc)])
+    readded_b = segment_table(1, [(["b"], doc), (["a"], None)])
+    view = extend(view, ["s1", "s2"], [dropped_b, readded_b])
+    everything = {value_key([v]) for v in "abcde"}
+    assert view.existing(everything) == {value_key([v]) for v in "bcd"}
+    assert view.existing(set()) == set()
+    assert all(view.exists(vk) == (vk in view.existing({vk})) for vk in everything)
