@@ -119,3 +119,62 @@ def test_partitions_added_through_python_are_seen_by_the_next_query(
     cat = Catalog(str(warehouse))
     cat.delete_partition(DatabaseName=ns, TableName="live", PartitionValues=["a"])
     assert spark.sql(f"SELECT * FROM glue.{ns}.live").collect() == []
+
+
+def _columnar(df: Any) -> bool:
+    return "ColumnarToRow" in df._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {},
+        {"spark.sql.parquet.enableNestedColumnVectorizedReader": "false"},
+        {"spark.sql.orc.enableNestedColumnVectorizedReader": "false"},
+        {"spark.sql.codegen.maxFields": "2"},
+        {"spark.sql.codegen.wholeStage": "false"},
+    ],
+)
+def test_scans_read_columnar_exactly_when_sparks_own_v2_reader_does(
+    spark: Any, ns: str, fmt: str, settings: dict[str, str]
+) -> None:
+    # gluecat's scans decide columnar reading while planning, without building Spark's reader factory;
+    # the decision must be the one Spark's own DataSource v2 scan of the same files makes.
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.t (v INT, s STRUCT<a: INT, b: STRING>, p STRING) USING {fmt} PARTITIONED BY (p)"
+    )
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1, named_struct('a', 2, 'b', 'x'), 'k')")
+    location = (
+        spark.sql(f"DESCRIBE TABLE EXTENDED glue.{ns}.t").where("col_name = 'Location'").first().data_type
+    )
+    before = {key: spark.conf.get(key, None) for key in [*settings, "spark.sql.sources.useV1SourceList"]}
+    try:
+        spark.conf.set("spark.sql.sources.useV1SourceList", "")
+        for key, value in settings.items():
+            spark.conf.set(key, value)
+        for columns in (["v", "p"], ["v", "s", "p"]):
+            ours = spark.table(f"glue.{ns}.t").select(*columns).where("p = 'k'")
+            sparks = spark.read.format(fmt).load(location).select(*columns).where("p = 'k'")
+            assert _columnar(ours) == _columnar(sparks), (columns, settings)
+            assert ours.collect() == sparks.collect()
+            # ... and the decision survives partition pruning, which copies the scan.
+            leaf = ours._jdf.queryExecution().executedPlan().collectLeaves().head()
+            assert leaf.scan().getClass().getSimpleName().startswith("Columnar")
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_text_scans_are_planned_as_row_scans(spark: Any, ns: str, fmt: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (v INT, p STRING) USING {fmt} PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1, 'k'), (2, 'l')")
+    df = spark.table(f"glue.{ns}.t").where("p = 'k'")
+    assert not _columnar(df)
+    leaf = df._jdf.queryExecution().executedPlan().collectLeaves().head()
+    assert leaf.scan().getClass().getSimpleName().startswith("Row")
+    assert [r.v for r in df.collect()] == [1]

@@ -1,14 +1,30 @@
 package io.gluecat.spark.internal;
 
+import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.VariantExtraction;
+import org.apache.spark.sql.execution.WholeStageCodegenExec$;
+import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
+import org.apache.spark.sql.execution.datasources.orc.OrcUtils;
+import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils;
+import org.apache.spark.sql.execution.datasources.v2.csv.CSVScan;
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVScanBuilder;
+import org.apache.spark.sql.execution.datasources.v2.json.JsonScan;
 import org.apache.spark.sql.execution.datasources.v2.json.JsonScanBuilder;
+import org.apache.spark.sql.execution.datasources.v2.orc.OrcScan;
 import org.apache.spark.sql.execution.datasources.v2.orc.OrcScanBuilder;
+import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScan;
 import org.apache.spark.sql.execution.datasources.v2.parquet.ParquetScanBuilder;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+import scala.Option;
 import scala.collection.immutable.Seq;
 
 /** Spark's own file scans (vectorized reads, filter pushdown, column pruning) over the catalog's files. */
@@ -37,6 +53,14 @@ public final class Scans {
                         index.plan(partitionFilters());
                         return rest;
                     }
+
+                    @Override
+                    public ParquetScan build() {
+                        ParquetScan s = super.build();
+                        return new ColumnarParquetScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(),
+                            s.readDataSchema(), s.readPartitionSchema(), s.pushedFilters(), s.options(),
+                            s.pushedAggregate(), s.partitionFilters(), s.dataFilters(), s.pushedVariantExtractions());
+                    }
                 };
             case "orc":
                 return new OrcScanBuilder(spark, index, schema, dataSchema, options) {
@@ -45,6 +69,14 @@ public final class Scans {
                         Seq<Expression> rest = super.pushFilters(filters);
                         index.plan(partitionFilters());
                         return rest;
+                    }
+
+                    @Override
+                    public OrcScan build() {
+                        OrcScan s = super.build();
+                        return new ColumnarOrcScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(),
+                            s.readDataSchema(), s.readPartitionSchema(), s.options(), s.pushedAggregate(),
+                            s.pushedFilters(), s.partitionFilters(), s.dataFilters());
                     }
                 };
             case "csv":
@@ -55,6 +87,14 @@ public final class Scans {
                         index.plan(partitionFilters());
                         return rest;
                     }
+
+                    @Override
+                    public CSVScan build() {
+                        CSVScan s = super.build();
+                        return new RowCSVScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+                            s.readPartitionSchema(), s.options(), s.pushedFilters(), s.partitionFilters(),
+                            s.dataFilters());
+                    }
                 };
             case "json":
                 return new JsonScanBuilder(spark, index, schema, dataSchema, options) {
@@ -64,9 +104,143 @@ public final class Scans {
                         index.plan(partitionFilters());
                         return rest;
                     }
+
+                    @Override
+                    public JsonScan build() {
+                        JsonScan s = super.build();
+                        return new RowJsonScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+                            s.readPartitionSchema(), s.options(), s.pushedFilters(), s.partitionFilters(),
+                            s.dataFilters());
+                    }
                 };
             default:
                 throw new IllegalArgumentException("gluecat: Spark cannot read format " + format);
+        }
+    }
+
+    // Spark asks a scan whether it reads columnar batches while planning. Its file scans answer
+    // PARTITION_DEFINED, so BatchScanExec builds the reader factory to ask it, which broadcasts the
+    // Hadoop configuration (about 20 ms) before a single file is read. The answer depends only on the
+    // schema and the session's settings, so these scans give it up front, by the same rules as the
+    // reader factories of Spark 4.3, and the broadcast waits for execution as in Spark's v1 path.
+    // copy() is overridden because withFilters (partition pruning) copies the scan.
+
+    private static Scan.ColumnarSupportMode mode(boolean columnar) {
+        return columnar ? Scan.ColumnarSupportMode.SUPPORTED : Scan.ColumnarSupportMode.UNSUPPORTED;
+    }
+
+    private static StructType resultSchema(StructType data, StructType partition) {
+        StructType result = data;
+        for (StructField field : partition.fields()) {
+            result = result.add(field);
+        }
+        return result;
+    }
+
+    /** ParquetPartitionReaderFactory.supportColumnarReads, decided without building the factory. */
+    static final class ColumnarParquetScan extends ParquetScan {
+        ColumnarParquetScan(SparkSession spark, Configuration hadoopConf, PartitioningAwareFileIndex fileIndex,
+                StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
+                Filter[] pushedFilters, CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate,
+                Seq<Expression> partitionFilters, Seq<Expression> dataFilters, VariantExtraction[] variants) {
+            super(spark, hadoopConf, fileIndex, dataSchema, readDataSchema, readPartitionSchema, pushedFilters,
+                options, pushedAggregate, partitionFilters, dataFilters, variants);
+        }
+
+        @Override
+        public Scan.ColumnarSupportMode columnarSupportMode() {
+            SQLConf conf = sparkSession().sessionState().conf();
+            StructType result = resultSchema(readDataSchema(), readPartitionSchema());
+            return mode(ParquetUtils.isBatchReadSupportedForSchema(conf, result) && conf.wholeStageEnabled()
+                && !WholeStageCodegenExec$.MODULE$.isTooManyFields(conf, result));
+        }
+
+        @Override
+        public ParquetScan copy(SparkSession spark, Configuration hadoopConf, PartitioningAwareFileIndex fileIndex,
+                StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
+                Filter[] pushedFilters, CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate,
+                Seq<Expression> partitionFilters, Seq<Expression> dataFilters, VariantExtraction[] variants) {
+            return new ColumnarParquetScan(spark, hadoopConf, fileIndex, dataSchema, readDataSchema,
+                readPartitionSchema, pushedFilters, options, pushedAggregate, partitionFilters, dataFilters, variants);
+        }
+    }
+
+    /** OrcPartitionReaderFactory.supportColumnarReads, decided without building the factory. */
+    static final class ColumnarOrcScan extends OrcScan {
+        ColumnarOrcScan(SparkSession spark, Configuration hadoopConf, PartitioningAwareFileIndex fileIndex,
+                StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
+                CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate, Filter[] pushedFilters,
+                Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            super(spark, hadoopConf, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedAggregate, pushedFilters, partitionFilters, dataFilters);
+        }
+
+        @Override
+        public Scan.ColumnarSupportMode columnarSupportMode() {
+            SQLConf conf = sparkSession().sessionState().conf();
+            StructType result = resultSchema(readDataSchema(), readPartitionSchema());
+            boolean columnar = conf.orcVectorizedReaderEnabled() && conf.wholeStageEnabled()
+                && !WholeStageCodegenExec$.MODULE$.isTooManyFields(conf, result);
+            for (StructField field : result.fields()) {
+                columnar = columnar
+                    && OrcUtils.supportColumnarReads(field.dataType(), conf.orcVectorizedReaderNestedColumnEnabled());
+            }
+            return mode(columnar);
+        }
+
+        @Override
+        public OrcScan copy(SparkSession spark, Configuration hadoopConf, PartitioningAwareFileIndex fileIndex,
+                StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
+                CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate, Filter[] pushedFilters,
+                Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            return new ColumnarOrcScan(spark, hadoopConf, fileIndex, dataSchema, readDataSchema, readPartitionSchema,
+                options, pushedAggregate, pushedFilters, partitionFilters, dataFilters);
+        }
+    }
+
+    /** Spark's text readers never read columnar batches. */
+    static final class RowCSVScan extends CSVScan {
+        RowCSVScan(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
+                StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
+                Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            super(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options, pushedFilters,
+                partitionFilters, dataFilters);
+        }
+
+        @Override
+        public Scan.ColumnarSupportMode columnarSupportMode() {
+            return Scan.ColumnarSupportMode.UNSUPPORTED;
+        }
+
+        @Override
+        public CSVScan copy(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
+                StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
+                Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            return new RowCSVScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedFilters, partitionFilters, dataFilters);
+        }
+    }
+
+    /** Spark's text readers never read columnar batches. */
+    static final class RowJsonScan extends JsonScan {
+        RowJsonScan(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
+                StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
+                Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            super(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options, pushedFilters,
+                partitionFilters, dataFilters);
+        }
+
+        @Override
+        public Scan.ColumnarSupportMode columnarSupportMode() {
+            return Scan.ColumnarSupportMode.UNSUPPORTED;
+        }
+
+        @Override
+        public JsonScan copy(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
+                StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
+                Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            return new RowJsonScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedFilters, partitionFilters, dataFilters);
         }
     }
 }
