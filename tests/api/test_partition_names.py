@@ -1,0 +1,22 @@
+"""Partition names as Hive makes them: k1=v1/k2=v2 with Hive's %XX escapes."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, escape_path_name, partition_name
+
+
+def test_hive_escapes_path_characters_and_names_empty_values() -> None:
+    assert partition_name(["Country", "dt"], ["US", "2024-01-01"]) == "country=US/dt=2024-01-01"
+    assert partition_name(["k"], ["a/b:c=d%"]) == "k=a%2Fb%3Ac%3Dd%25"
+    assert partition_name(["k"], [""]) == f"k={DEFAULT_PARTITION_NAME}"
+    assert escape_path_name("tab\there é") == "tab%09here é"  # non-ASCII stays as it is
+
+
+@given(st.text())
+def test_escaping_is_hives_rule_for_any_text(value: str) -> None:
+    hive_escapes = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
+    expected = "".join(f"%{ord(c):02X}" if c in hive_escapes else c for c in value)
+    assert escape_path_name(value) == (expected or DEFAULT_PARTITION_NAME)
