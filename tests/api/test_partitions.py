@@ -514,3 +514,43 @@ def test_get_partitions_as_of_a_time_sees_the_partitions_of_then(glue: Catalog) 
         ["b"],
     ]
     assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == [["b"], ["c"]]
+
+
+def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Catalog) -> None:
+    from gluecat.catalog import compaction
+
+    make_table(glue, "t", [("k", "string")])
+    make_table(glue, "other", [("k", "string")])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
+    since = glue.warehouse_version()
+    assert glue.partitions_unchanged_since("db", "t", since) == since
+    # Another table's partitions, the table's own definition and a merge of its segments change nothing.
+    glue.create_partition(DatabaseName="db", TableName="other", PartitionInput=part("x"))
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "Description": "now described",
+            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "s3://b/t/"},
+            "PartitionKeys": [{"Name": "k", "Type": "string"}],
+        },
+    )
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("b"))
+    own = glue.warehouse_version()
+    assert compaction.compact_table(glue._ctx, "db", "t")
+    now = glue.warehouse_version()
+    assert now == own + 1
+    assert glue.partitions_unchanged_since("db", "t", own) == now
+    assert glue.partitions_unchanged_since("db", "t", since) is None  # "b" was added after it...
+    assert (
+        glue.partitions_unchanged_since("db", "t", since, excluding=[own]) == now
+    )  # ...unless the caller has it
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
+    assert glue.partitions_unchanged_since("db", "t", now) is None
+    # Dropping the table and making it again under its name is a change, too.
+    again = glue.warehouse_version()
+    glue.delete_table(DatabaseName="db", Name="t")
+    assert glue.partitions_unchanged_since("db", "t", again) is None
+    assert (
+        glue.partitions_unchanged_since("db", "t", glue.warehouse_version() + 1) is None
+    )  # not yet committed

@@ -109,3 +109,31 @@ def test_existence_checks_see_partitions_added_elsewhere(
     spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='{odd}', q=4)")
     values = sorted(p["Values"][0] for p in cat.get_partitions(DatabaseName=ns, TableName="t")["Partitions"])
     assert values == ["a", "b", "back\\slash\nnew line"]
+
+
+def test_existence_checks_follow_own_commits_merges_and_other_writers(
+    spark: Any, warehouse: Path, ns: str, table: str
+) -> None:
+    """The shim's copy passes over commits that leave the table's partitions alone (other tables, segment
+    merges) and over its own commits, which it applies; any other change to the table is seen."""
+    cat = Catalog(str(warehouse))
+    spark.sql(f"CREATE TABLE glue.{ns}.other (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
+    spark.sql(f"ALTER TABLE glue.{ns}.other ADD PARTITION (p='x')")
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='b', q=1)")  # its own commit, not right after the copy's
+    sd = cat.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
+    cat.create_partition(
+        DatabaseName=ns, TableName="t", PartitionInput={"Values": ["c", "1"], "StorageDescriptor": sd}
+    )
+    with pytest.raises(AnalysisException, match="PARTITIONS_ALREADY_EXIST"):
+        spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='c', q=1)")
+    for q in range(2, 20):  # enough small commits for the store to merge segments in between
+        spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='d', q={q})")
+        spark.sql(f"ALTER TABLE glue.{ns}.other ADD PARTITION (p='y{q}')")
+    spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='a', q=1), PARTITION (p='d', q=2)")
+    cat.delete_partition(DatabaseName=ns, TableName="t", PartitionValues=["d", "3"])
+    with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND"):
+        spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='d', q=3)")
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
+    names = shown(spark, f"SHOW PARTITIONS {table}")
+    assert sorted(names) == sorted(["p=a/q=1", "p=b/q=1", "p=c/q=1"] + [f"p=d/q={q}" for q in range(4, 20)])

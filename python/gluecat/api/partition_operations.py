@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from datetime import datetime
 from typing import Any, NoReturn
 
@@ -243,6 +244,18 @@ class PartitionOperations:
             _invalid("SparkFilters", "must be a list of filters")
         predicate = parse_spark_filters(SparkFilters) if SparkFilters is not None else None
         return partitions.get_partitions_arrow(self._ctx, db, table, expression, predicate, as_of)
+
+    def partitions_unchanged_since(
+        self, database: str, table: str, version: int, excluding: Collection[int] = ()
+    ) -> int | None:
+        """The latest warehouse version if, after ``version``, no commit other than those in ``excluding``
+        added or dropped a partition of the table; None if one may have. Segment merges and commits to
+        other tables do not count, so something derived from the table's partitions (the Spark shim's
+        identities) can be relabelled instead of re-derived. ``excluding`` names commits the caller
+        has already applied to its copy.
+        """
+        db, name = self._names(database, table)
+        return partitions.partitions_unchanged_since(self._ctx, db, name, version, excluding)
 
     @operation("CommitPartitions")
     def commit_partitions(

@@ -27,6 +27,8 @@ from gluecat.expressions import key_type, typed_column
 from gluecat.store.snapshot import Changes, Key, Snapshot
 from gluecat.store.store import Store
 
+OPERATION = "CompactPartitions"
+"""The operation name of merge commits: they rewrite segments but never change which partitions exist."""
 MERGE_WIDTH = 8
 MAX_SEGMENTS = 96  # past this, merge the newest MERGE_WIDTH whatever their sizes
 
@@ -87,7 +89,7 @@ def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
         changes.segment_adds.append((key, rows))
         return changes, True
 
-    return bool(ctx.store.commit("CompactPartitions", build))
+    return bool(ctx.store.commit(OPERATION, build))
 
 
 def _tail_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:

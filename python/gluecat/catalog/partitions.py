@@ -7,6 +7,7 @@ matching slice of the base, filter the rest in bulk with Arrow, and merge the ne
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -285,6 +286,33 @@ def batch_delete_partition(
     result = ctx.store.commit("BatchDeletePartition", build)
     compaction.maybe_merge(ctx, database, table_name)
     return result
+
+
+MAX_LOG_SCAN = 256
+"""Past this many commits, reading the log to prove a table's partitions unchanged costs more than
+re-reading them."""
+
+
+def partitions_unchanged_since(
+    ctx: Context, database: str, name: str, version: int, excluding: Collection[int] = ()
+) -> int | None:
+    """The latest warehouse version, if no commit after ``version`` other than those in ``excluding``
+    added or removed a partition of the table (merges rewrite segments, not partitions); else None.
+
+    Any segment added or removed for the table by another operation counts as a change, which also
+    covers the table being dropped and made again under its name.
+    """
+    latest = ctx.store.latest().version
+    if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
+        return None
+    table = [database, name]
+    skip = set(excluding)
+    for entry in ctx.store.log_entries(version, latest):
+        if entry["version"] in skip or entry["operation"] == compaction.OPERATION:
+            continue
+        if any(action.get("table") == table for action in entry["actions"]):
+            return None
+    return latest
 
 
 def commit_partitions(

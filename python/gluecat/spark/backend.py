@@ -545,16 +545,22 @@ class Backend:
 
     def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
-        was made since version ``since``. The version is read before the partitions, so the identities
-        given are never older than the version they are labelled with.
+        since version ``since`` (other than the shim's own commits listed in ``applied``, which it has
+        applied to its copy) added or dropped any of the table's partitions. The version is read before
+        the partitions, so the identities given are never older than the version they are labelled with.
 
         One string crosses instead of a JSON list per partition: each partition's values escaped
         (backslash, NUL, newline) and joined by NUL, partitions separated by newlines; the shim builds the
         same key for the partition Spark asks about.
         """
+        since = args.get("since", -1)
+        if since >= 0:
+            now = self.catalog.partitions_unchanged_since(
+                args["database"], args["name"], since, args.get("applied", [])
+            )
+            if now is not None:
+                return {"version": now, "unchanged": True}
         version = self.catalog.warehouse_version()
-        if args.get("since") == version:
-            return {"version": version, "unchanged": True}
         table = self._table(args)
         keys = [k["Name"] for k in table.get("PartitionKeys", [])]
         if not keys:

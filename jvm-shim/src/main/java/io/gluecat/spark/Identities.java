@@ -1,7 +1,9 @@
 package io.gluecat.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -9,12 +11,18 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The partition identities of each table, as of a warehouse version, kept in the JVM so that Spark's
  * one-call-per-partition existence checks (ALTER TABLE ADD/DROP PARTITION check each spec) cost one round
- * trip per statement: "unchanged since version v?" This JVM's own commits are applied in place when the
- * commit was made directly on the cached version, so a stream of partition DDL never re-reads the table.
- * A statement may see a newer committed state than the version it checked, never an older one.
+ * trip per statement: "are the table's partitions unchanged since version v?" Commits that did not add or
+ * drop any of the table's partitions (other tables, segment merges) leave the copy valid. This JVM's own
+ * commits are applied in place and listed, so the check passes over them and a stream of partition DDL
+ * never re-reads the table. A statement may see a newer committed state than the version it checked,
+ * never an older one.
  */
 final class Identities {
-    private record Entry(long version, Set<String> keys) {}
+    /** The keys as of {@code version}, plus this JVM's own commits after it ({@code applied}). */
+    private record Entry(long version, Set<String> keys, List<Long> applied) {}
+
+    /** Past this many own commits without a check in between, the copy is dropped and read afresh. */
+    private static final int MAX_APPLIED = 64;
 
     private static final ConcurrentHashMap<String, Entry> CACHE = new ConcurrentHashMap<>();
 
@@ -54,8 +62,15 @@ final class Identities {
         Entry cached = CACHE.get(name);
         ObjectNode args = table.deepCopy();
         args.put("since", cached == null ? -1 : cached.version());
+        if (cached != null) {
+            ArrayNode applied = args.putArray("applied");
+            cached.applied().forEach(applied::add);
+        }
         JsonNode answer = backend.call("partition_identities", args);
+        long version = answer.get("version").asLong();
         if (cached != null && answer.path("unchanged").asBoolean(false)) {
+            // Relabel, unless another statement's commit replaced the entry meanwhile (its label is newer).
+            CACHE.computeIfPresent(name, (k, now) -> now == cached ? new Entry(version, now.keys(), List.of()) : now);
             return cached.keys();
         }
         Set<String> keys = ConcurrentHashMap.newKeySet();
@@ -64,15 +79,15 @@ final class Identities {
                 keys.add(k);
             }
         }
-        CACHE.put(name, new Entry(answer.get("version").asLong(), keys));
+        CACHE.put(name, new Entry(version, keys, List.of()));
         return keys;
     }
 
-    /** After this JVM's commit at {@code version}: applied to the cache if it held version - 1, else dropped. */
+    /** After this JVM's commit at {@code version}: applied to the cached copy, which lists the commit. */
     static void committed(String warehouse, ObjectNode table, long version, List<List<String>> added,
             List<List<String>> dropped) {
         CACHE.compute(table(warehouse, table), (k, cached) -> {
-            if (cached == null || cached.version() != version - 1) {
+            if (cached == null || version <= cached.version() || cached.applied().size() >= MAX_APPLIED) {
                 return null;
             }
             for (List<String> v : added) {
@@ -81,7 +96,12 @@ final class Identities {
             for (List<String> v : dropped) {
                 cached.keys().remove(key(v));
             }
-            return new Entry(version, cached.keys());
+            if (version == cached.version() + 1 && cached.applied().isEmpty()) {
+                return new Entry(version, cached.keys(), List.of());
+            }
+            List<Long> applied = new ArrayList<>(cached.applied());
+            applied.add(version);
+            return new Entry(cached.version(), cached.keys(), List.copyOf(applied));
         });
     }
 }
