@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gluecat.catalog.partition_rows import extend, fold, segment_table, value_key
+from gluecat.catalog.partition_rows import extend, fold, refold, segment_table, value_key
 
 TRICKY = ['x"y', "a\\b", "é", "\x7f", "\t", "a,b", '"]', '["', "", "\x00"]
 
@@ -40,3 +40,36 @@ def test_existing_follows_the_newest_segment_that_names_an_identity() -> None:
     assert view.existing(everything) == {value_key([v]) for v in "bcd"}
     assert view.existing(set()) == set()
     assert all(view.exists(vk) == (vk in view.existing({vk})) for vk in everything)
+
+
+# A segment: rows of (value, location or None for a deletion), in commit order.
+segments_strategy = st.lists(
+    st.lists(st.tuples(st.sampled_from("abcdefg"), st.one_of(st.none(), st.sampled_from("xyz"))), max_size=6),
+    min_size=1,
+    max_size=5,
+)
+
+
+def as_segment(rows: list[tuple[str, str | None]]) -> object:
+    return segment_table(
+        1, [([v], None if loc is None else {"StorageDescriptor": {"Location": loc}}) for v, loc in rows]
+    )
+
+
+@given(segments_strategy, segments_strategy, st.booleans())
+def test_refolding_a_view_equals_folding_all_its_segments(
+    base_rows: list[list[tuple[str, str | None]]], delta_rows: list[list[tuple[str, str | None]]], warm: bool
+) -> None:
+    base_names = [f"b{i}" for i in range(len(base_rows))]
+    delta_names = [f"d{i}" for i in range(len(delta_rows))]
+    base = [as_segment(rows) for rows in base_rows]
+    deltas = [as_segment(rows) for rows in delta_rows]
+    view = fold(1, base_names, base)
+    if warm:  # the identity set is carried over when it was built, rebuilt later when not
+        view.base_identities()
+    folded = refold(extend(view, delta_names, deltas), base_names + delta_names)
+    expected = fold(1, base_names + delta_names, base + deltas)
+    assert folded.segments == expected.segments
+    assert folded.base.equals(expected.base)
+    assert folded.base_identities() == expected.base_identities()
+    assert folded.deltas == []

@@ -1,11 +1,13 @@
 """Merging a table's partition segments.
 
-Every partition write adds one small segment, so segments are merged as they accumulate: the newest
-``MERGE_WIDTH`` become one, keeping deletions (which may cancel rows of older segments), whenever the
-oldest of them holds at most twice the rows of the rest. Sizes grow geometrically, a table keeps about a
-dozen segments at a million partitions, and each row is rewritten about eight times. ``compact_table`` merges all segments into a single base with no
-deletions, sorted by the first ACTIVE partition index's keys (by identity otherwise) in row groups with
-Parquet statistics.
+Every partition write adds one small segment, so segments are merged as they accumulate, by size tier
+as LSM trees do: the newest ``MERGE_WIDTH`` become one, keeping deletions (which may cancel rows of
+older segments), whenever the oldest of them holds at most twice the mean of the rest, so segments of
+about one size are merged together and the result may complete the next tier. A table keeps at most
+about twenty segments at a million partitions, and each row is rewritten about 4.5 times (merging
+whenever the oldest held at most twice the *sum* of the rest rewrote each row about 8 times).
+``compact_table`` merges all segments into a single base with no deletions, sorted by the first ACTIVE
+partition index's keys (by identity otherwise) in row groups with Parquet statistics.
 
 A merged segment records the segments it replaces in its Parquet metadata (``gluecat.replaces``), so a
 reader whose merged view already covers them swaps names instead of rebuilding.
@@ -31,6 +33,7 @@ OPERATION = "CompactPartitions"
 """The operation name of merge commits: they rewrite segments but never change which partitions exist."""
 MERGE_WIDTH = 8
 MAX_SEGMENTS = 96  # past this, merge the newest MERGE_WIDTH whatever their sizes
+MAX_CASCADE = 8  # merges one write may trigger: 8 tiers of 8 cover 16M one-row writes (Glue allows 10M)
 
 
 def _merged(store: Store, n_keys: int, paths: tuple[str, ...], *, keep_deletions: bool) -> pa.Table:
@@ -93,23 +96,27 @@ def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
 
 
 def _tail_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
-    """The newest MERGE_WIDTH segments, when merging them is worth it: their oldest (normally the
-    largest) holds at most twice the rows of the others, so a big segment is rewritten only once
-    enough new rows have gathered behind it (about 8 rewrites per row at a million partitions)."""
+    """The newest MERGE_WIDTH segments, when they are of one size tier: their oldest (normally the
+    largest) holds at most twice the mean of the others, so a big segment is rewritten only when as
+    many rows as it holds have gathered behind it in segments of its size."""
     if len(segments) < MERGE_WIDTH:
         return ()
     tail = segments[-MERGE_WIDTH:]
     if len(segments) > MAX_SEGMENTS:
         return tail
     rows = [store.segment_footer(p)[0] for p in tail]
-    return tail if rows[0] <= 2 * sum(rows[1:]) else ()
+    return tail if rows[0] * (MERGE_WIDTH - 1) <= 2 * sum(rows[1:]) else ()
 
 
 def maybe_merge(ctx: Context, database: str, name: str) -> None:
     """Called after a partition write: keep the number of segments (and rewrites) small."""
-    segments = ctx.store.cached().table_segments((database, name))
-    if len(segments) >= MERGE_WIDTH and _tail_to_merge(ctx.store, segments):
-        _merge(ctx, database, name, whole=False)
+    # A merge may complete the next tier's run of segments: cascade, as a binary counter carries.
+    for _ in range(MAX_CASCADE):
+        segments = ctx.store.cached().table_segments((database, name))
+        if len(segments) < MERGE_WIDTH or not _tail_to_merge(ctx.store, segments):
+            return
+        if not _merge(ctx, database, name, whole=False):
+            return
 
 
 def compact_table(ctx: Context, database: str, name: str) -> bool:

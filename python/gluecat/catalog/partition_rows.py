@@ -291,6 +291,32 @@ def fold(n_keys: int, segments: Sequence[str], tables: Sequence[pa.Table]) -> Ta
     return TableView(n_keys=n_keys, base_segments=tuple(segments), base=base, deltas=[], delta_segments=())
 
 
+def refold(view: TableView, segments: Sequence[str]) -> TableView:
+    """``view`` with its deltas folded into its base, as ``fold`` of all its segments would give.
+
+    The base is already deduplicated and sorted, so only the delta rows are deduplicated; base rows
+    they override are dropped in one hash lookup, and the identity set is carried over rather than
+    rebuilt (at a million partitions, 0.8 s instead of 1.8 s).
+    """
+    schema = segment_schema(view.n_keys)
+    delta = view.delta_table().select(schema.names)
+    overridden = pc.is_in(view.base.column("_vk"), value_set=delta.column("_vk"))
+    kept = view.base.select(schema.names).filter(pc.invert(overridden))
+    base = sort_by_identity(pa.concat_tables([kept, dedupe_last(delta)]))
+    live = None
+    if view._live is not None:
+        live = set(view._live)
+        for changes in view.delta_maps:
+            for vk, alive in changes.items():
+                if alive:
+                    live.add(vk)
+                else:
+                    live.discard(vk)
+    return TableView(
+        n_keys=view.n_keys, base_segments=tuple(segments), base=base, deltas=[], delta_segments=(), _live=live
+    )
+
+
 def extend(view: TableView, segments: Sequence[str], tables: Sequence[pa.Table]) -> TableView:
     """A view with more delta segments (sharing the base and its lookup structures)."""
     return TableView(

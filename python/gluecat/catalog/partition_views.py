@@ -12,7 +12,7 @@ import threading
 import weakref
 from typing import Any
 
-from gluecat.catalog.partition_rows import TableView, extend, fold
+from gluecat.catalog.partition_rows import TableView, extend, fold, refold
 from gluecat.store.snapshot import Key, Snapshot
 from gluecat.store.store import Store
 
@@ -69,7 +69,7 @@ def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView
             segments
         )
         if fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10):
-            fresh = fold(n_keys, segments, [fresh.base, *fresh.deltas])
+            fresh = refold(fresh, segments)
         elif len(fresh.deltas) > MAX_DELTA_SEGMENTS:
             fresh = fresh.squashed()
     else:
