@@ -23,7 +23,7 @@ import pyarrow.compute as pc
 
 from gluecat.catalog import indexes
 from gluecat.catalog.context import TABLE, Context
-from gluecat.catalog.partition_rows import dedupe_last, segment_schema, sort_by_identity
+from gluecat.catalog.partition_rows import dedupe_last, latest_by_identity, segment_schema, sort_by_identity
 from gluecat.catalog.partition_views import partition_key_count
 from gluecat.expressions import key_type, typed_column
 from gluecat.store.snapshot import Changes, Key, Snapshot
@@ -40,10 +40,7 @@ def _merged(store: Store, n_keys: int, paths: tuple[str, ...], *, keep_deletions
     schema = segment_schema(n_keys)
     rows = pa.concat_tables([store.read_segment(p, cache=False).select(schema.names) for p in paths])
     if keep_deletions:
-        ordinal = rows.append_column("_ord", pa.array(range(rows.num_rows), pa.int64()))
-        last = ordinal.group_by("_vk", use_threads=False).aggregate([("_ord", "max")])
-        rows = ordinal.take(last.column("_ord_max")).drop_columns(["_ord"])
-        return sort_by_identity(rows)
+        return latest_by_identity(rows, keep_deletions=True)
     return dedupe_last(rows)
 
 

@@ -94,18 +94,49 @@ def segment_table(
     )
 
 
-def dedupe_last(table: pa.Table) -> pa.Table:
-    """Keep the last row of each identity (rows are in commit order), then drop deletions."""
+def _flat(values: Any) -> pa.Array:
+    """Row numbers as one int64 array (compute functions answer a chunked column with chunks, and
+    some with uint64)."""
+    flat = values.combine_chunks() if isinstance(values, pa.ChunkedArray) else values
+    return flat if flat.type == pa.int64() else flat.cast(pa.int64())
+
+
+def _last_of_each(table: pa.Table) -> pa.Array:
+    """Row numbers of the last row of each identity (rows are in commit order), ascending."""
     if table.num_rows == 0 or pc.count_distinct(table.column("_vk")).as_py() == table.num_rows:
         # No identity repeats (always so for a query's few hits): no grouping plan to run.
-        return table.filter(pc.invert(table.column("_tomb")))
+        return pa.array(range(table.num_rows), pa.int64())
     ordinal = pa.array(range(table.num_rows), pa.int64())
-    with_ord = table.append_column("_ord", ordinal)
-    last = with_ord.group_by("_vk", use_threads=False).aggregate([("_ord", "max")])
-    keep = pc.sort_indices(last.column("_ord_max"))
-    rows = with_ord.take(pc.take(last.column("_ord_max"), keep))
-    rows = rows.filter(pc.invert(rows.column("_tomb")))
-    return rows.drop_columns(["_ord"])
+    with_ord = pa.table([table.column("_vk"), ordinal], names=["_vk", "_ord"])
+    last = with_ord.group_by("_vk", use_threads=False).aggregate([("_ord", "max")]).column("_ord_max")
+    return _flat(pc.take(last, pc.sort_indices(last)))
+
+
+def _live(table: pa.Table, rows: pa.Array) -> pa.Array:
+    dead: Any = pc.take(table.column("_tomb"), rows)
+    if isinstance(dead, pa.ChunkedArray):
+        dead = dead.combine_chunks()
+    return _flat(pc.filter(rows, pc.invert(dead)))
+
+
+def _by_identity(table: pa.Table, rows: pa.Array) -> pa.Array:
+    """``rows`` ordered by their identities."""
+    return _flat(pc.take(rows, pc.sort_indices(pc.take(table.column("_vk"), rows))))
+
+
+# Each of these computes row numbers first and copies the rows once: at a million partitions a copy
+# of the rows is some 300 MB.
+
+
+def dedupe_last(table: pa.Table) -> pa.Table:
+    """Keep the last row of each identity, in commit order, then drop deletions."""
+    return table.take(_live(table, _last_of_each(table)))
+
+
+def latest_by_identity(table: pa.Table, *, keep_deletions: bool = False) -> pa.Table:
+    """The last row of each identity, sorted by identity; deletions dropped unless ``keep_deletions``."""
+    rows = _last_of_each(table)
+    return table.take(_by_identity(table, rows if keep_deletions else _live(table, rows)))
 
 
 def sort_by_identity(table: pa.Table) -> pa.Table:
@@ -286,7 +317,7 @@ def fold(n_keys: int, segments: Sequence[str], tables: Sequence[pa.Table]) -> Ta
     """A view whose base is all of ``segments``."""
     schema = segment_schema(n_keys)
     if tables:
-        base = sort_by_identity(dedupe_last(pa.concat_tables([t.select(schema.names) for t in tables])))
+        base = latest_by_identity(pa.concat_tables([t.select(schema.names) for t in tables]))
     else:
         base = schema.empty_table()
     return TableView(n_keys=n_keys, base_segments=tuple(segments), base=base, deltas=[], delta_segments=())
@@ -295,15 +326,21 @@ def fold(n_keys: int, segments: Sequence[str], tables: Sequence[pa.Table]) -> Ta
 def refold(view: TableView, segments: Sequence[str]) -> TableView:
     """``view`` with its deltas folded into its base, as ``fold`` of all its segments would give.
 
-    The base is already deduplicated and sorted, so only the delta rows are deduplicated; base rows
-    they override are dropped in one hash lookup, and the identity set is carried over rather than
+    The base is already deduplicated, so only the delta rows are; base rows they override are dropped
+    in one hash lookup, the rows are copied once, and the identity set is carried over rather than
     rebuilt (at a million partitions, 0.8 s instead of 1.8 s).
     """
     schema = segment_schema(view.n_keys)
     delta = view.delta_table().select(schema.names)
     overridden = pc.is_in(view.base.column("_vk"), value_set=delta.column("_vk"))
-    kept = view.base.select(schema.names).filter(pc.invert(overridden))
-    base = sort_by_identity(pa.concat_tables([kept, dedupe_last(delta)]))
+    both = pa.concat_tables([view.base.select(schema.names), delta])  # chunks side by side, not copied
+    rows = pa.concat_arrays(
+        [
+            _flat(pc.indices_nonzero(pc.invert(overridden))),
+            pc.add(_live(delta, _last_of_each(delta)), pa.scalar(view.base.num_rows, pa.int64())),
+        ]
+    )
+    base = both.take(_by_identity(both, rows))
     live = None
     if view._live is not None:
         live = set(view._live)
