@@ -210,10 +210,13 @@ def report(results: list[dict[str, Any]], peer: dict[str, Any]) -> None:
     print(
         f"  indexed < 20 ms:            {q['indexed']['ms']:8.1f} ms  {verdict(q['indexed']['ms'], 20, True)}"
     )
-    print(
-        f"  unindexed < 1 s:            {q['unindexed all pages']['ms']:8.1f} ms  "
-        f"{verdict(q['unindexed all pages']['ms'], 1000, True)}  (all pages)"
-    )
+    # One GetPartitions call is what the target's latency reads most naturally as; fetching every
+    # matching page is shown next to it.
+    for name in ("unindexed first page", "unindexed all pages"):
+        print(
+            f"  unindexed < 1 s:            {q[name]['ms']:8.1f} ms  "
+            f"{verdict(q[name]['ms'], 1000, True)}  ({name.split(' ', 1)[1]})"
+        )
     print(
         f"  creation > 50,000/s:        {big['create/s']:8.0f} /s  {verdict(big['create/s'], 50_000, False)}  (no fsync)"
     )
