@@ -183,6 +183,30 @@ def test_keys_compare_by_their_type(glue: Catalog) -> None:
     assert values_of(as_int) == [["2017"]]
 
 
+def test_retyping_a_key_changes_how_existing_partitions_compare(glue: Catalog) -> None:
+    make_table(glue, "t", [("year", "string")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part(y) for y in ("9", "10", "2017")]
+    )
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="year > 2016")) == [
+        ["2017"],
+        ["9"],
+    ]
+    table = glue.get_table(DatabaseName="db", Name="t")["Table"]
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "StorageDescriptor": table["StorageDescriptor"],
+            "PartitionKeys": [{"Name": "year", "Type": "int"}],
+        },
+    )
+    # The same stored partitions, now compared as integers.
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="year > 2016")) == [
+        ["2017"]
+    ]
+
+
 @pytest.fixture
 def sales(glue: Catalog) -> Catalog:
     """The partition index document's sales_data table, indexed on (country, category, year)."""

@@ -206,6 +206,8 @@ class TableView:
     _delta_table: pa.Table | None = None
     _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # The delta rows' key columns cast to their types, for queries (see evaluate_arrow).
+    typed_delta: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
 
     @property
     def segments(self) -> tuple[str, ...]:

@@ -475,13 +475,15 @@ def select(
     v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n)
     keys, plan = query.keys, query.plan
 
-    def matching(rows: pa.Table, pred: Any) -> pa.Table:
-        rows = window.keep(rows)
-        if isinstance(pred, ex.TrueP) or rows.num_rows == 0:
-            return rows
+    def matching(rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None = None) -> pa.Table:
+        kept = window.keep(rows)
+        if isinstance(pred, ex.TrueP) or kept.num_rows == 0:
+            return kept
         if isinstance(pred, ex.FalseP):
-            return rows.slice(0, 0)
-        return rows.filter(ex.evaluate_arrow(pred, _named(rows, keys), keys))
+            return kept.slice(0, 0)
+        # Typed columns are cached only for the rows they were computed from.
+        cache = typed if kept is rows else None
+        return kept.filter(ex.evaluate_arrow(pred, _named(kept, keys), keys, cache))
 
     if plan.index_name is not None:
         lookup = v.lookup(
@@ -499,7 +501,7 @@ def select(
             passed = pc.sum(pc.cast(behind, pa.int64())).as_py()
             base = base.slice(passed or 0)
         base_hits = matching(base, query.predicate)
-    delta_hits = matching(v.delta_table(), query.predicate) if v.deltas else None
+    delta_hits = matching(v.delta_table(), query.predicate, v.typed_delta) if v.deltas else None
     if window.limit is not None:
         # Newer segments can remove at most as many base rows as they have, so this many base rows
         # always hold the first limit + 1 rows of the merged answer.

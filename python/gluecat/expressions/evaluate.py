@@ -184,11 +184,13 @@ _COMPARE = {
 class _Columns:
     """The table's key columns, raw and typed, each computed once."""
 
-    def __init__(self, table: pa.Table, keys: KeySpec) -> None:
+    def __init__(
+        self, table: pa.Table, keys: KeySpec, typed: dict[tuple[str, str], pa.Array] | None = None
+    ) -> None:
         self.table = table
         self.types = {name.casefold(): glue_type for name, glue_type in keys}
         self.raw_cache: dict[str, pa.Array] = {}
-        self.typed_cache: dict[str, pa.Array] = {}
+        self.typed_cache: dict[tuple[str, str], pa.Array] = {} if typed is None else typed
 
     def raw(self, name: str) -> pa.Array:
         folded = name.casefold()
@@ -203,11 +205,13 @@ class _Columns:
 
     def typed(self, name: str) -> pa.Array:
         folded = name.casefold()
-        if folded not in self.typed_cache:
-            if folded not in self.types:
-                raise InvalidInputException(f"{name!r} is not a partition key")
-            self.typed_cache[folded] = typed_column(self.raw(name), key_type(self.types[folded]))
-        return self.typed_cache[folded]
+        if folded not in self.types:
+            raise InvalidInputException(f"{name!r} is not a partition key")
+        key = (folded, self.types[folded])
+        found = self.typed_cache.get(key)
+        if found is None:
+            found = self.typed_cache[key] = typed_column(self.raw(name), key_type(self.types[folded]))
+        return found
 
 
 def _all(n: int, value: bool) -> pa.Array:
@@ -260,9 +264,15 @@ def _true(result: pa.Array) -> pa.Array:
     return pc.and_kleene(pc.is_valid(result), result)
 
 
-def evaluate_arrow(pred: Predicate, table: pa.Table, keys: KeySpec) -> pa.Array:
-    """A mask (no NULLs) of the rows of ``table`` (key columns of strings) that ``pred`` matches."""
-    result = _eval(pred, _Columns(table, keys), table.num_rows)
+def evaluate_arrow(
+    pred: Predicate, table: pa.Table, keys: KeySpec, typed: dict[tuple[str, str], pa.Array] | None = None
+) -> pa.Array:
+    """A mask (no NULLs) of the rows of ``table`` (key columns of strings) that ``pred`` matches.
+
+    ``typed``, if given, keeps the key columns cast to their types (by key name and type) for later
+    calls on the same rows: casting is most of the cost of evaluating a predicate over a few rows.
+    """
+    result = _eval(pred, _Columns(table, keys, typed), table.num_rows)
     return _true(result)
 
 
