@@ -533,6 +533,35 @@ def test_refused_partition_inputs(raw: Any, field: str, rule: str) -> None:
     assert_refused(shapes.check_partition_input, raw, field, rule)
 
 
+def test_a_batch_checks_what_its_partitions_share_once_and_still_names_the_first_bad_one() -> None:
+    shared_columns = [{"Name": "id", "Type": "bigint"}]
+    serde = {"SerializationLibrary": "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"}
+    batch = [
+        {
+            "Values": [str(i)],
+            "StorageDescriptor": {"Columns": shared_columns, "SerdeInfo": serde, "Location": f"/t/{i}"},
+        }
+        for i in range(3)
+    ]
+    checked: shapes.Checked = {}
+    out = [shapes.check_partition_input(p, f"Add[{i}]", checked) for i, p in enumerate(batch)]
+    assert out == [shapes.check_partition_input(p, f"Add[{i}]") for i, p in enumerate(batch)]
+    assert [o["StorageDescriptor"]["Location"] for o in out] == ["/t/0", "/t/1", "/t/2"]
+    assert out[0]["StorageDescriptor"]["Columns"] is not shared_columns  # still a checked copy
+
+    # A shared member that is bad is refused where it first appears; one that differs is checked anew.
+    bad_shared = [{"Name": ""}]
+    checked = {}
+    first = {"Values": ["a"], "StorageDescriptor": {"Columns": bad_shared}}
+    with pytest.raises(InvalidInputException, match=r"Add\[0\]\.StorageDescriptor\.Columns\[0\]\.Name"):
+        shapes.check_partition_input(first, "Add[0]", checked)
+    checked = {}
+    shapes.check_partition_input(batch[0], "Add[0]", checked)
+    other = {"Values": ["b"], "StorageDescriptor": {"Columns": [{"Name": "x" * 256}], "SerdeInfo": serde}}
+    with pytest.raises(InvalidInputException, match=r"Add\[1\]\.StorageDescriptor\.Columns\[0\]\.Name"):
+        shapes.check_partition_input(other, "Add[1]", checked)
+
+
 def test_partition_value_lists() -> None:
     raw = {"Values": ["2024", "v" * 1024]}
     out = shapes.check_partition_value_list(raw, "PartitionsToDelete[0]")

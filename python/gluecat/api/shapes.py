@@ -42,6 +42,7 @@ from gluecat.api.patterns import (
 )
 
 __all__ = [
+    "Checked",
     "Pattern",
     "check_bool",
     "check_catalog_id",
@@ -298,10 +299,31 @@ _SD_CHECKS: dict[str, Callable[[Any, str], Any]] = {
 assert set(_SD_CHECKS) == _SD_FIELDS
 
 
-def check_storage_descriptor(value: Any, field: str) -> dict[str, Any]:
+Checked = dict[tuple[str, int], tuple[Any, Any]]
+"""Members of storage descriptors already checked in one request: (member, id of what was passed) to
+(what was passed, its checked copy)."""
+
+
+def check_storage_descriptor(value: Any, field: str, checked: Checked | None = None) -> dict[str, Any]:
+    """With ``checked``, a member object seen before in the same request (a batch whose partitions share
+    the table's Columns, SerdeInfo, ...) is not checked again: its checked copy is shared, read-only."""
     v = _struct(value, field, _SD_FIELDS)
     # Absent and null members are the same to Glue; the others are checked as their kind says.
-    return {key: _SD_CHECKS[key](item, f"{field}.{key}") for key, item in v.items() if item is not None}
+    if checked is None:
+        return {key: _SD_CHECKS[key](item, f"{field}.{key}") for key, item in v.items() if item is not None}
+    out: dict[str, Any] = {}
+    for key, item in v.items():
+        if item is None:
+            continue
+        if not isinstance(item, (dict, list)):  # scalars are cheap, and locations differ per partition
+            out[key] = _SD_CHECKS[key](item, f"{field}.{key}")
+            continue
+        seen = checked.get((key, id(item)))
+        if seen is None:
+            # The entry keeps the object alive, so its id cannot be reused by another during the request.
+            seen = checked[(key, id(item))] = (item, _SD_CHECKS[key](item, f"{field}.{key}"))
+        out[key] = seen[1]
+    return out
 
 
 def check_table_identifier(value: Any, field: str) -> dict[str, Any]:
@@ -499,7 +521,10 @@ def _values(value: Any, field: str) -> list[str]:
 PARTITION_INPUT_FIELDS = {"Values", "LastAccessTime", "StorageDescriptor", "Parameters", "LastAnalyzedTime"}
 
 
-def check_partition_input(value: Any, field: str = "PartitionInput") -> dict[str, Any]:
+def check_partition_input(
+    value: Any, field: str = "PartitionInput", checked: Checked | None = None
+) -> dict[str, Any]:
+    """``checked``: as check_storage_descriptor's, shared by the partitions of one batch."""
     v = _struct(value, field, PARTITION_INPUT_FIELDS)
     # The SDK lets Values out; the document says a valid input must have them.
     out: dict[str, Any] = {"Values": _values(v.get("Values"), f"{field}.Values")}
@@ -508,7 +533,7 @@ def check_partition_input(value: Any, field: str = "PartitionInput") -> dict[str
             out[key] = check_timestamp(v[key], f"{field}.{key}")
     if v.get("StorageDescriptor") is not None:
         out["StorageDescriptor"] = check_storage_descriptor(
-            v["StorageDescriptor"], f"{field}.StorageDescriptor"
+            v["StorageDescriptor"], f"{field}.StorageDescriptor", checked
         )
     if v.get("Parameters") is not None:
         out["Parameters"] = check_parameters(v["Parameters"], f"{field}.Parameters")

@@ -346,8 +346,8 @@ def commit_partitions(
             elif not if_exists:
                 raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
         # Re-adding a partition dropped in the same commit replaces it.
-        fresh = [p for p in add if value_key(p["Values"]) in dropped]
-        others = [p for p in add if value_key(p["Values"]) not in dropped]
+        fresh = [p for p in add if value_key(p["Values"]) in dropped] if dropped else []
+        others = [p for p in add if value_key(p["Values"]) not in dropped] if dropped else add
         batch = _adding(ctx, snap, table, others, if_not_exists=if_not_exists, collect_errors=False)
         now = datetime.now(UTC)
         rows.extend((p["Values"], _partition_doc(ctx, table, p, now)) for p in fresh)
