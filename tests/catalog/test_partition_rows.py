@@ -8,6 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gluecat.catalog.partition_rows import extend, fold, refold, segment_table, value_key
+from gluecat.store import codec
 
 TRICKY = ['x"y', "a\\b", "é", "\x7f", "\t", "a,b", '"]', '["', "", "\x00"]
 
@@ -27,6 +28,39 @@ def test_identity_is_compact_json_of_the_values() -> None:
 @given(st.lists(st.text(alphabet=st.sampled_from(list('ab",\\[]é\t\x00\x7f ')), max_size=4), max_size=4))
 def test_identity_equals_json_for_any_values(values: list[str]) -> None:
     assert value_key(values) == as_json(values)
+
+
+locations = st.text(alphabet=st.sampled_from(list('ab/"\\é\t\x00:')), max_size=6)
+
+
+@given(
+    st.lists(st.one_of(st.none(), st.sampled_from(["shared", "own", "no-location"]), locations), max_size=8)
+)
+def test_documents_sharing_all_but_their_location_are_stored_as_if_encoded_one_by_one(
+    kinds: list[str | None],
+) -> None:
+    """A write's partitions share the table's columns and SerDe objects; their segment must hold
+    exactly the documents' own JSON however they share and whatever their locations hold."""
+    columns = [{"Name": "v", "Type": "int"}]
+    serde = {"SerializationLibrary": "\x00gluecat:location\x00"}  # the placeholder text itself
+    parameters = {"n": "1"}
+    docs: list[dict[str, object] | None] = []
+    for i, kind in enumerate(kinds):
+        if kind is None:
+            docs.append(None)
+        elif kind == "no-location":
+            docs.append({"StorageDescriptor": {"Columns": columns}})
+        elif kind == "own":
+            docs.append({"StorageDescriptor": {"Columns": [{"Name": "w"}], "Location": f"/own/{i}"}})
+        elif kind == "shared":
+            docs.append({"StorageDescriptor": {"Columns": columns, "SerdeInfo": serde, "Location": "/s"}})
+        else:
+            docs.append(
+                {"Parameters": parameters, "StorageDescriptor": {"Columns": columns, "Location": kind}}
+            )
+    rows = [([str(i)], doc) for i, doc in enumerate(docs)]
+    stored = segment_table(1, rows).column("doc").to_pylist()
+    assert stored == [None if doc is None else codec.dumps(doc) for doc in docs]
 
 
 def test_existing_follows_the_newest_segment_that_names_an_identity() -> None:

@@ -62,6 +62,49 @@ def segment_schema(n_keys: int) -> pa.Schema:
     )
 
 
+_PLACE = "\x00gluecat:location\x00"  # no Glue location holds NUL characters
+_PLACE_JSON = codec.dumps(_PLACE)
+
+
+def _shape(doc: dict[str, Any]) -> tuple[Any, ...] | None:
+    """What a partition document is apart from its location, as identities of its members; None if it
+    has no storage descriptor with a location."""
+    sd = doc.get("StorageDescriptor")
+    if type(sd) is not dict or type(sd.get("Location")) is not str:
+        return None
+    return (
+        tuple((k, id(v)) for k, v in doc.items() if k != "StorageDescriptor"),
+        tuple((k, id(v)) for k, v in sd.items() if k != "Location"),
+    )
+
+
+def _encode_docs(docs: list[dict[str, Any] | None]) -> list[str | None]:
+    """Each document's JSON text (codec.dumps). The partitions of one write usually share everything
+    but their location (the same column, SerDe and parameter objects): such documents are encoded once,
+    with a placeholder location, and each gets its own location spliced in."""
+    out: list[str | None] = []
+    templates: dict[tuple[Any, ...], tuple[str, str] | None] = {}
+    for doc in docs:
+        if doc is None:
+            out.append(None)
+            continue
+        shape = _shape(doc)
+        if shape is None:
+            out.append(codec.dumps(doc))
+            continue
+        if shape not in templates:
+            # The ids in a shape are of objects this batch holds, so no other object can take one over.
+            text = codec.dumps({**doc, "StorageDescriptor": {**doc["StorageDescriptor"], "Location": _PLACE}})
+            head, found, tail = text.partition(_PLACE_JSON)
+            templates[shape] = (head, tail) if found and _PLACE_JSON not in tail else None
+        template = templates[shape]
+        if template is None:
+            out.append(codec.dumps(doc))
+        else:
+            out.append(template[0] + codec.dumps(doc["StorageDescriptor"]["Location"]) + template[1])
+    return out
+
+
 def segment_table(
     n_keys: int, rows: list[tuple[list[str], dict[str, Any] | None]], vks: list[str] | None = None
 ) -> pa.Table:
@@ -71,16 +114,11 @@ def segment_table(
         vks = [value_key(values) for values, _ in rows]
     cols: list[list[Any]] = [[] for _ in range(n_keys)]
     locations: list[str | None] = []
-    docs: list[str | None] = []
     for values, doc in rows:
         for i in range(n_keys):
             cols[i].append(values[i] if i < len(values) else None)
-        if doc is None:
-            locations.append(None)
-            docs.append(None)
-        else:
-            locations.append((doc.get("StorageDescriptor") or {}).get("Location"))
-            docs.append(codec.dumps(doc))
+        locations.append(None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location"))
+    docs = _encode_docs([doc for _, doc in rows])
     return pa.Table.from_arrays(
         [pa.array(c, pa.string()) for c in cols]
         + [
