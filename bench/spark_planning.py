@@ -1,6 +1,6 @@
 """Spark planning over gluecat next to Spark's built-in Hive catalog (embedded Derby metastore).
 
-    python bench/spark_planning.py [--sizes 10000,100000] [--hive-size 10000] [--samples 15]
+    python bench/spark_planning.py [--sizes 10000,100000] [--hive-size 10000] [--samples 15] [--warm 300]
 
 A table (v INT) partitioned by (country, category, year) is registered with N partitions; only the one
 partition a selective query selects holds a file. Measured, as medians over --samples runs of a freshly
@@ -38,10 +38,15 @@ def partition_values(size: int) -> list[tuple[str, str, int]]:
     return out[:size]
 
 
-def median_ms(fn: Callable[[], Any], samples: int, warm: int = 60) -> float:
-    # Class loading and the JIT compiling Spark's planner take dozens of runs; with fewer, whichever
-    # case is measured first in a process pays for them (both catalogs get the same warm-up).
-    for _ in range(warm):
+WARM_UP = 300
+
+
+def median_ms(fn: Callable[[], Any], samples: int) -> float:
+    # Class loading and the JIT compiling Spark's planner take hundreds of runs: after 60 an indexed 10k
+    # plan took 24 ms and Hive's 42, after 300 12 and 34, after 600 15 and 39 (steady, within this
+    # machine's noise). Fewer runs measure the JIT, and whichever case comes first in a process pays
+    # for it. Both catalogs get the same warm-up.
+    for _ in range(WARM_UP):
         fn()
     times = []
     for _ in range(samples):
@@ -98,7 +103,7 @@ def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
     spark.sparkContext.setLogLevel("ERROR")
     catalog = Catalog(root)
     spark.sql("CREATE NAMESPACE glue.bench")
-    results: dict[str, Any] = {"sizes": {}}
+    results: dict[str, Any] = {"sizes": {}, "samples": samples, "warm": WARM_UP}
     for size in sizes:
         table = f"glue.bench.t{size}"
         spark.sql(
@@ -189,6 +194,8 @@ def child(kind: str, sizes: list[int], samples: int) -> dict[str, Any]:
             ",".join(map(str, sizes)),
             "--samples",
             str(samples),
+            "--warm",
+            str(WARM_UP),
         ],
         check=True,
         capture_output=True,
@@ -199,7 +206,10 @@ def child(kind: str, sizes: list[int], samples: int) -> dict[str, Any]:
 
 
 def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
-    print(f"\n{'partitions':>10}  {'catalog':18} {'plan ms':>9} {'first row ms':>13}")
+    print(
+        f"\nmedians of {ours['samples']} runs of each query after {ours['warm']} warm-up runs (both catalogs)"
+    )
+    print(f"{'partitions':>10}  {'catalog':18} {'plan ms':>9} {'first row ms':>13}")
     for size, entry in ours["sizes"].items():
         for mode, m in entry.items():
             print(f"{int(size):>10,}  {'gluecat, ' + mode:18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
@@ -248,13 +258,16 @@ def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
 
 
 def main() -> None:
+    global WARM_UP
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--hive-size", type=int, default=10_000)
     parser.add_argument("--samples", type=int, default=15)
+    parser.add_argument("--warm", type=int, default=WARM_UP, help="runs of each query before it is timed")
     parser.add_argument("--child", choices=["gluecat", "hive"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    WARM_UP = args.warm
     if args.child == "gluecat":
         print(json.dumps(run_gluecat(sizes, args.samples)))
         return
