@@ -308,14 +308,11 @@ def check_storage_descriptor(value: Any, field: str, checked: Checked | None = N
     """With ``checked``, a member object seen before in the same request (a batch whose partitions share
     the table's Columns, SerdeInfo, ...) is not checked again: its checked copy is shared, read-only."""
     v = _struct(value, field, _SD_FIELDS)
-    # Absent and null members are the same to Glue; the others are checked as their kind says.
-    if checked is None:
-        return {key: _SD_CHECKS[key](item, f"{field}.{key}") for key, item in v.items() if item is not None}
     out: dict[str, Any] = {}
     for key, item in v.items():
-        if item is None:
+        if item is None:  # absent and null members are the same to Glue
             continue
-        if not isinstance(item, (dict, list)):  # scalars are cheap, and locations differ per partition
+        if checked is None or not isinstance(item, (dict, list)):  # scalars are cheap; locations differ
             out[key] = _SD_CHECKS[key](item, f"{field}.{key}")
             continue
         seen = checked.get((key, id(item)))
