@@ -268,19 +268,23 @@ class TableView:
 
     def squashed(self) -> TableView:
         """The same rows with all deltas as one (the base and its lookup structures kept)."""
-        merged: dict[str, bool] = {}
-        for m in self.delta_maps:
-            merged.update(m)
         return TableView(
             n_keys=self.n_keys,
             base_segments=self.segments,
             base=self.base,
             deltas=[self.delta_table()],
             delta_segments=(),
-            delta_maps=[merged],
+            delta_maps=[self.delta_state()],
             _live=self._live,
             _lookups=self._lookups,
         )
+
+    def delta_state(self) -> dict[str, bool]:
+        """Identity -> alive, for every identity the deltas name (the newest delta wins)."""
+        state: dict[str, bool] = {}
+        for m in self.delta_maps:
+            state.update(m)
+        return state
 
     def delta_rows(self) -> int:
         return sum(d.num_rows for d in self.deltas)
@@ -316,9 +320,7 @@ class TableView:
 
     def count(self) -> int:
         """Live partitions (exact)."""
-        state: dict[str, bool] = {}
-        for m in self.delta_maps:
-            state.update(m)
+        state = self.delta_state()
         base = self.base_identities()
         added = sum(1 for vk, alive in state.items() if alive and vk not in base)
         removed = sum(1 for vk, alive in state.items() if not alive and vk in base)
@@ -383,13 +385,10 @@ def refold(view: TableView, segments: Sequence[str]) -> TableView:
     base = both.take(_by_identity(both, rows))
     live = None
     if view._live is not None:
+        state = view.delta_state()
         live = set(view._live)
-        for changes in view.delta_maps:
-            for vk, alive in changes.items():
-                if alive:
-                    live.add(vk)
-                else:
-                    live.discard(vk)
+        live.update(vk for vk, alive in state.items() if alive)
+        live.difference_update(vk for vk, alive in state.items() if not alive)
     return TableView(
         n_keys=view.n_keys, base_segments=tuple(segments), base=base, deltas=[], delta_segments=(), _live=live
     )
