@@ -41,6 +41,7 @@ class Catalog(PartitionOperations):
         fsync: bool = True,
         filesystem: pafs.FileSystem | None = None,
         limits: Limits | None = None,
+        background_merges: bool = True,
     ) -> None:
         self.warehouse = warehouse
         self.store = Store(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
@@ -49,6 +50,7 @@ class Catalog(PartitionOperations):
             catalog_id=catalog_id,
             principal=principal or _default_principal(),
             limits=limits or Limits(),
+            background_merges=background_merges,
         )
 
     def warehouse_version(self) -> int:

@@ -33,6 +33,8 @@ class Context:
     catalog_id: str = "000000000000"
     principal: str = "gluecat"
     limits: Limits = field(default_factory=Limits)
+    background_merges: bool = True
+    """Merge partition segments on a background thread (see compaction.after_write)."""
 
     def snapshot(self, as_of: Any = None) -> Snapshot:
         """The latest state, or the state as of a time (QueryAsOfTime)."""

@@ -172,7 +172,7 @@ def create_partition(ctx: Context, database: str, table_name: str, part: dict[st
         return changes, None
 
     ctx.store.commit("CreatePartition", build)
-    compaction.maybe_merge(ctx, database, table_name)
+    compaction.after_write(ctx, database, table_name)
 
 
 def batch_create_partition(
@@ -186,7 +186,7 @@ def batch_create_partition(
         return changes, {"Errors": batch.errors}
 
     result = ctx.store.commit("BatchCreatePartition", build)
-    compaction.maybe_merge(ctx, database, table_name)
+    compaction.after_write(ctx, database, table_name)
     return result
 
 
@@ -236,7 +236,7 @@ def update_partition(
         return changes, None
 
     ctx.store.commit("UpdatePartition", build)
-    compaction.maybe_merge(ctx, database, table_name)
+    compaction.after_write(ctx, database, table_name)
 
 
 def delete_partition(ctx: Context, database: str, table_name: str, values: list[str]) -> None:
@@ -251,7 +251,7 @@ def delete_partition(ctx: Context, database: str, table_name: str, values: list[
         return changes, None
 
     ctx.store.commit("DeletePartition", build)
-    compaction.maybe_merge(ctx, database, table_name)
+    compaction.after_write(ctx, database, table_name)
 
 
 def batch_delete_partition(
@@ -284,7 +284,7 @@ def batch_delete_partition(
         return changes, {"Errors": errors}
 
     result = ctx.store.commit("BatchDeletePartition", build)
-    compaction.maybe_merge(ctx, database, table_name)
+    compaction.after_write(ctx, database, table_name)
     return result
 
 
@@ -358,7 +358,7 @@ def commit_partitions(
         return changes, snap.version
 
     based_on = ctx.store.commit("CommitPartitions", build)
-    compaction.maybe_merge(ctx, database, table_name)
+    compaction.after_write(ctx, database, table_name)
     return based_on
 
 

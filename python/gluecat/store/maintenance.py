@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from gluecat.store import files, layout
-from gluecat.store.store import Store
+from gluecat.store.store import Store, added_files
 
 
 @dataclass
@@ -64,7 +64,7 @@ def expire(
         needed.update(paths)
     for v in range(base + 1, latest.version + 1):
         for action in store._read_entry(v)["actions"]:
-            needed.update(p for k, p in action.items() if k in ("records", "add_segment"))
+            needed.update(added_files(action))
     for name in store.fs.list_names(layout.DATA_DIR):
         path = f"{layout.DATA_DIR}/{name}"
         if path in needed:

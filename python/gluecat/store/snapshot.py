@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
@@ -105,6 +105,8 @@ class Changes:
     deletes: list[tuple[str, Key]] = field(default_factory=list)
     segment_adds: list[tuple[Key, pa.Table]] = field(default_factory=list)
     segment_removes: list[tuple[Key, str]] = field(default_factory=list)
+    segment_merges: list[tuple[Key, tuple[str, ...], str]] = field(default_factory=list)
+    """(table, a contiguous run of its segments, an already written segment that takes the run's place)."""
 
     def put(self, kind: str, key: Key, doc: Any) -> None:
         self.puts.append((kind, key, doc))
@@ -113,7 +115,9 @@ class Changes:
         self.deletes.append((kind, key))
 
     def is_empty(self) -> bool:
-        return not (self.puts or self.deletes or self.segment_adds or self.segment_removes)
+        return not (
+            self.puts or self.deletes or self.segment_adds or self.segment_removes or self.segment_merges
+        )
 
 
 def apply(
@@ -123,8 +127,12 @@ def apply(
     record_changes: list[tuple[str, Key, Any | None]],
     segment_adds: list[tuple[Key, str]],
     segment_removes: list[tuple[Key, str]],
+    segment_merges: Sequence[tuple[Key, tuple[str, ...], str]] = (),
 ) -> Snapshot:
-    """The snapshot after a commit; a None document deletes the record. Changes apply in order."""
+    """The snapshot after a commit; a None document deletes the record. Changes apply in order.
+
+    A merge replaces a run of a table's segments by one segment in the run's place, so that segments
+    added after the run still override it."""
     meta = dict(snap.meta)
     copied: set[str] = set()
     for kind, key, doc in record_changes:
@@ -138,8 +146,14 @@ def apply(
         else:
             records[key] = doc
     segments = snap.segments
-    if segment_adds or segment_removes:
+    if segment_adds or segment_removes or segment_merges:
         seg = {k: list(v) for k, v in snap.segments.items()}
+        for table, run, into in segment_merges:
+            paths = seg.get(table, [])
+            at = paths.index(run[0]) if run and run[0] in paths else -1
+            if at < 0 or tuple(paths[at : at + len(run)]) != run:
+                raise StorageError(f"version {version} merges segments of {'.'.join(table)} it does not hold")
+            paths[at : at + len(run)] = [into]
         for table, path in segment_removes:
             if path in seg.get(table, []):
                 seg[table].remove(path)

@@ -41,6 +41,11 @@ RECENT_SEGMENT_ROWS = 50_000
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
 
 
+def added_files(action: dict[str, Any]) -> list[str]:
+    """The data files a log entry's action brings into the state."""
+    return [action[k] for k in ("records", "add_segment", "into") if k in action]
+
+
 class Store:
     """One process's handle on a warehouse; safe to share between threads."""
 
@@ -194,7 +199,13 @@ class Store:
                 if self._publish(version, entry, commit_id):
                     with self._refresh_lock:
                         new = apply(
-                            snap, version, timestamp, written.records, written.seg_adds, written.seg_removes
+                            snap,
+                            version,
+                            timestamp,
+                            written.records,
+                            written.seg_adds,
+                            written.seg_removes,
+                            written.seg_merges,
                         )
                         self._entry_times[version] = timestamp
                         if self._snap.version < version:
@@ -215,6 +226,20 @@ class Store:
             f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
         )
 
+    def write_segment(self, rows: pa.Table) -> str:
+        """Write a partition segment ahead of the commit that will name it (in ``Changes.segment_merges``),
+        so that a large write does not hold up other commits; returns its path. If no commit ends up
+        naming it, the caller calls ``discard_segment``."""
+        path = f"{layout.DATA_DIR}/{uuid.uuid4().hex}.partitions.parquet"
+        self.fs.write_new(path, files.to_parquet_bytes(rows, row_group_size=8192))
+        self._written_segment(path, rows)
+        return path
+
+    def discard_segment(self, path: str) -> None:
+        """Delete a segment written by ``write_segment`` that no commit names."""
+        self._forget_segment(path)
+        self.fs.delete(path)
+
     def checkpoint(self) -> int:
         """Write a checkpoint of the latest state now; returns its version."""
         snap = self.latest()
@@ -229,7 +254,9 @@ class Store:
             self.records: list[tuple[str, Key, Any | None]] = []
             self.seg_adds: list[tuple[Key, str]] = []
             self.seg_removes: list[tuple[Key, str]] = []
+            self.seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
             self.paths: list[str] = []
+            """The files this attempt wrote (deleted if it loses the race; pre-written segments are not)."""
 
     def _write_files(self, changes: Changes, commit_id: str) -> Store._Written:
         w = Store._Written()
@@ -254,6 +281,16 @@ class Store:
         for table_key, path in changes.segment_removes:
             w.seg_removes.append((table_key, path))
             w.actions.append({"remove_segment": path, "table": list(table_key)})
+        for table_key, run, into in changes.segment_merges:
+            w.seg_merges.append((table_key, run, into))
+            w.actions.append(
+                {
+                    "merge_segments": list(run),
+                    "into": into,
+                    "table": list(table_key),
+                    "rows": self.segment_footer(into)[0],
+                }
+            )
         return w
 
     def _written_segment(self, path: str, rows: pa.Table) -> None:
@@ -318,6 +355,7 @@ class Store:
         records: list[tuple[str, Key, Any | None]] = []
         seg_adds: list[tuple[Key, str]] = []
         seg_removes: list[tuple[Key, str]] = []
+        seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
         name = self.fs.uri(layout.log_path(entry["version"]))
         for action in entry["actions"]:
             if "records" in action:
@@ -331,11 +369,13 @@ class Store:
                 seg_adds.append((tuple(action["table"]), action["add_segment"]))
             elif "remove_segment" in action:
                 seg_removes.append((tuple(action["table"]), action["remove_segment"]))
+            elif "merge_segments" in action:
+                seg_merges.append((tuple(action["table"]), tuple(action["merge_segments"]), action["into"]))
             else:
                 raise StorageError(f"{name}: unknown action {sorted(action)}")
         timestamp = from_micros(int(entry["timestamp_us"]))
         self._entry_times[entry["version"]] = timestamp
-        return apply(snap, entry["version"], timestamp, records, seg_adds, seg_removes)
+        return apply(snap, entry["version"], timestamp, records, seg_adds, seg_removes, seg_merges)
 
     def _checkpoint_versions(self) -> list[int]:
         versions = []

@@ -1,0 +1,192 @@
+"""Segment merges: by size tier, on a background thread, in the place of the run they replace."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.catalog import compaction
+from gluecat.store import maintenance
+from gluecat.store.store import Store
+
+KEY = ("db", "t")
+
+
+def make(catalog: Catalog) -> Catalog:
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    catalog.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "s3://b/t/"},
+            "PartitionKeys": [{"Name": "k", "Type": "int"}],
+        },
+    )
+    return catalog
+
+
+def add(catalog: Catalog, *keys: int) -> None:
+    catalog.batch_create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInputList=[
+            {"Values": [str(k)], "StorageDescriptor": {"Location": f"s3://b/t/k={k}/"}} for k in keys
+        ],
+    )
+
+
+def live(catalog: Catalog) -> list[int]:
+    found = []
+    token: dict[str, Any] = {}
+    while True:
+        page = catalog.get_partitions(DatabaseName="db", TableName="t", **token)
+        found += [int(p["Values"][0]) for p in page["Partitions"]]
+        if not page.get("NextToken"):
+            return sorted(found)
+        token = {"NextToken": page["NextToken"]}
+
+
+def segments(catalog: Catalog) -> tuple[str, ...]:
+    return catalog.store.latest().table_segments(KEY)
+
+
+def test_eight_writes_of_one_size_become_one_segment(warehouse: str) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    for i in range(7):
+        add(glue, i)
+    assert len(segments(glue)) == 7
+    add(glue, 7)
+    assert len(segments(glue)) == 1
+    assert live(glue) == list(range(8))
+
+
+def test_writes_that_outpace_merging_are_merged_with_their_tier(warehouse: str) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    with compaction._merger(glue.store).lock:  # as if the merge thread were busy with something else
+        blocker = threading.Thread(target=lambda: [add(glue, 100 + i) for i in range(11)])
+        glue._ctx.background_merges = True
+        blocker.start()
+        blocker.join()
+        assert len(segments(glue)) == 11
+    compaction.maybe_merge(glue._ctx, *KEY)
+    # All eleven one-row segments go into one: none is left behind to be rewritten with bigger ones.
+    assert len(segments(glue)) == 1
+    assert live(glue) == list(range(100, 111))
+
+
+def test_a_merge_is_placed_where_its_run_was_so_later_writes_still_win(warehouse: str, monkeypatch) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    for i in range(7):
+        add(glue, i)
+    write_segment = glue.store.write_segment
+
+    other = Catalog(warehouse)  # another process's handle on the warehouse
+
+    def meanwhile(rows: Any) -> str:
+        # The other writer commits while the merged file is being written: it deletes a partition that
+        # the run being merged adds, and adds one of its own (and leaves merging to later).
+        monkeypatch.setattr(glue.store, "write_segment", write_segment)
+        monkeypatch.setattr(compaction, "after_write", lambda *args: None)
+        other.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["3"])
+        add(other, 50)
+        return write_segment(rows)
+
+    monkeypatch.setattr(glue.store, "write_segment", meanwhile)
+    add(glue, 7)
+    now = segments(glue)
+    assert len(now) == 3  # the merged run, then the deletion and the addition that came after it
+    assert live(glue) == [0, 1, 2, 4, 5, 6, 7, 50]
+    assert live(Catalog(warehouse)) == [0, 1, 2, 4, 5, 6, 7, 50]  # read back from the log alone
+    log = glue.store.log_entries(0, glue.warehouse_version())
+    merge = [a for e in log for a in e["actions"] if "merge_segments" in a]
+    assert len(merge) == 1 and len(merge[0]["merge_segments"]) == 8 and merge[0]["into"] == now[0]
+
+
+def test_a_merge_whose_run_is_gone_commits_nothing_and_leaves_no_file(warehouse: str, monkeypatch) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    for i in range(7):
+        add(glue, i)
+    write_segment = glue.store.write_segment
+    written: list[str] = []
+
+    def meanwhile(rows: Any) -> str:
+        monkeypatch.setattr(glue.store, "write_segment", write_segment)
+        assert compaction.compact_table(glue._ctx, *KEY)  # merges everything first (same process)
+        written.append(write_segment(rows))
+        return written[-1]
+
+    # compact_table takes the merge lock, which this thread already holds: the lock is reentrant, and
+    # the first merge then finds its run replaced.
+    monkeypatch.setattr(glue.store, "write_segment", meanwhile)
+    before = glue.warehouse_version()
+    add(glue, 7)
+    assert glue.warehouse_version() == before + 2  # the write and the compaction, not the stale merge
+    assert not glue.store.fs.exists(written[0])
+    assert live(glue) == list(range(8))
+
+
+def test_background_merges_keep_up_and_lose_nothing(warehouse: str) -> None:
+    glue = make(Catalog(warehouse))
+    expected: set[int] = set()
+    for i in range(300):
+        add(glue, i)
+        expected.add(i)
+        if i % 7 == 0:
+            glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=[str(i // 2)])
+            expected.discard(i // 2)
+        assert len(segments(glue)) <= compaction.BACKLOG + 1
+    compaction.wait_for_merges(glue.store)
+    assert len(segments(glue)) < 20
+    assert live(glue) == sorted(expected)
+    assert live(Catalog(warehouse)) == sorted(expected)
+
+
+def test_writers_in_threads_with_background_merges(warehouse: str) -> None:
+    glue = make(Catalog(warehouse))
+    errors: list[BaseException] = []
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(60):
+                add(glue, n * 1000 + i)
+        except BaseException as e:  # reported below, in the test thread
+            errors.append(e)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    compaction.wait_for_merges(glue.store)
+    assert errors == []
+    assert live(glue) == sorted(n * 1000 + i for n in range(3) for i in range(60))
+
+
+def test_expiry_keeps_merged_segments(warehouse: str) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    for i in range(8):
+        add(glue, i)
+    merged = segments(glue)[0]
+    report = maintenance.expire(glue.store, retain=maintenance.timedelta(0), grace=maintenance.timedelta(0))
+    assert merged not in report.data_files
+
+
+@pytest.mark.parametrize("background", [True, False])
+def test_a_failed_merge_changes_nothing(warehouse: str, monkeypatch, background: bool) -> None:
+    glue = make(Catalog(warehouse, background_merges=background))
+
+    def broken(self: Store, rows: Any) -> str:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(Store, "write_segment", broken)
+    try:
+        for i in range(8):
+            add(glue, i)
+    except OSError:
+        assert not background  # a writer merging itself reports it; its partitions are committed
+    compaction.wait_for_merges(glue.store)
+    assert len(segments(glue)) == 8
+    assert live(glue) == list(range(8))
