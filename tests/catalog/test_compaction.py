@@ -9,7 +9,6 @@ import pytest
 
 from gluecat import Catalog
 from gluecat.catalog import compaction
-from gluecat.store import maintenance
 from gluecat.store.store import Store
 
 KEY = ("db", "t")
@@ -163,15 +162,6 @@ def test_writers_in_threads_with_background_merges(warehouse: str) -> None:
     compaction.wait_for_merges(glue.store)
     assert errors == []
     assert live(glue) == sorted(n * 1000 + i for n in range(3) for i in range(60))
-
-
-def test_expiry_keeps_merged_segments(warehouse: str) -> None:
-    glue = make(Catalog(warehouse, background_merges=False))
-    for i in range(8):
-        add(glue, i)
-    merged = segments(glue)[0]
-    report = maintenance.expire(glue.store, retain=maintenance.timedelta(0), grace=maintenance.timedelta(0))
-    assert merged not in report.data_files
 
 
 @pytest.mark.parametrize("background", [True, False])

@@ -204,3 +204,35 @@ def test_a_warehouse_on_another_pyarrow_file_system(tmp_path) -> None:
     writer = Store("w", filesystem=other_fs, single_writer=True)
     writer.commit("Put", put("thing", ("y",), 2))
     assert local.latest().get("thing", ("y",)) == 2
+
+
+def test_a_small_segment_travels_in_its_log_entry_and_a_lost_race_forgets_its_name(warehouse: str) -> None:
+    import pyarrow as pa
+
+    first, second = Store(warehouse), Store(warehouse)
+    table = ("db", "t")
+
+    def adding(rows: pa.Table, meanwhile=None):
+        def build(snap: Snapshot) -> tuple[Changes, None]:
+            if meanwhile is not None:
+                meanwhile()  # the other writer takes this version first
+            changes = Changes()
+            changes.segment_adds.append((table, rows))
+            return changes, None
+
+        return build
+
+    mine, theirs = pa.table({"who": ["mine"]}), pa.table({"who": ["theirs"]})
+    raced: list[bool] = []
+
+    def once() -> None:
+        if not raced:
+            raced.append(True)
+            second.commit("Theirs", adding(theirs))
+
+    first.commit("Mine", adding(mine, once))
+    theirs_path, mine_path = first.latest().table_segments(table)
+    assert theirs_path == layout.inline_segment_path(1, 0) and mine_path == layout.inline_segment_path(2, 0)
+    assert first.read_segment(theirs_path).column("who").to_pylist() == ["theirs"]
+    assert Store(warehouse).read_segment(mine_path).column("who").to_pylist() == ["mine"]
+    assert os.listdir(os.path.join(warehouse, layout.DATA_DIR)) == []

@@ -41,7 +41,7 @@ def _expanded(store: Store, known: tuple[str, ...], segments: tuple[str, ...]) -
         replaces = store.segment_footer(path)[1].get(b"gluecat.replaces")
         names = json.loads(replaces) if replaces is not None else []
         if any(n in known_set for n in names):
-            if not all(n in known_set or store.fs.exists(n) for n in names):
+            if not all(n in known_set or store.segment_exists(n) for n in names):
                 return None
             out.extend(names)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 """The storage format this code writes; a warehouse written by a newer format is refused, not guessed."""
 
 ROOT = "_gluecat"
@@ -22,6 +22,17 @@ def log_path(version: int) -> str:
 
 def checkpoint_path(version: int) -> str:
     return f"{CHECKPOINT_DIR}/{version:020d}.parquet"
+
+
+def inline_segment_path(version: int, n: int) -> str:
+    """The name of the n-th segment carried inside log entry ``version``."""
+    return f"{log_path(version)}#{n}"
+
+
+def inline_segment_entry(path: str) -> str | None:
+    """The log entry that carries a segment, or None for a segment in a file of its own."""
+    name, found, _ = path.partition("#")
+    return name if found else None
 
 
 def parse_log_name(name: str) -> int | None:

@@ -53,15 +53,17 @@ def expire(
     base = old[-1]
     report = ExpiryReport(base_checkpoint=base)
     report.checkpoints = [layout.checkpoint_path(v) for v in checkpoints if v < base]
-    report.log_entries = [
-        layout.log_path(v)
-        for name in store.fs.list_names(layout.LOG_DIR)
-        if (v := layout.parse_log_name(name)) is not None and v <= base
-    ]
     needed: set[str] = set()
     base_snap = store.at_version(base)
     for paths in base_snap.segments.values():
         needed.update(paths)
+    # An old entry that carries a live segment inline stays as long as the segment does.
+    carriers = {layout.inline_segment_entry(p) for p in needed}
+    report.log_entries = [
+        layout.log_path(v)
+        for name in store.fs.list_names(layout.LOG_DIR)
+        if (v := layout.parse_log_name(name)) is not None and v <= base and layout.log_path(v) not in carriers
+    ]
     for v in range(base + 1, latest.version + 1):
         for action in store._read_entry(v)["actions"]:
             needed.update(added_files(action))

@@ -8,6 +8,7 @@ checkpoint folds the state into one file so that opening stays fast however long
 
 from __future__ import annotations
 
+import base64
 import logging
 import random
 import secrets
@@ -36,6 +37,9 @@ Build = Callable[[Snapshot], tuple[Changes, T]]
 
 _GENESIS_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 SEGMENT_CACHE_ROWS = 2_000_000
+INLINE_SEGMENT_BYTES = 128 * 1024
+"""A commit's segment up to this size (as Parquet) travels inside its log entry instead of a file of its
+own: one file to create and sync per small commit instead of two. Merges move such rows into files."""
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
@@ -145,7 +149,7 @@ class Store:
             table = self._recent.get(path)
             if table is not None:
                 return table
-        table = files.read_parquet_bytes(self.fs.read_bytes(path), self.fs.uri(path))
+        table = files.read_parquet_bytes(self._segment_bytes(path), self.fs.uri(path))
         if not cache:
             return table
         with self._segment_cache_lock:
@@ -166,9 +170,28 @@ class Store:
             if table is not None:
                 found = (table.num_rows, dict(table.schema.metadata or {}))
             else:
-                found = files.footer(self.fs.read_bytes(path), self.fs.uri(path))
+                found = files.footer(self._segment_bytes(path), self.fs.uri(path))
             self._footers[path] = found
         return found
+
+    def segment_exists(self, path: str) -> bool:
+        """Whether a segment can still be read (an expiry may have removed a replaced one)."""
+        return self.fs.exists(layout.inline_segment_entry(path) or path)
+
+    def _segment_bytes(self, path: str) -> bytes:
+        entry_name = layout.inline_segment_entry(path)
+        if entry_name is None:
+            return self.fs.read_bytes(path)
+        version = layout.parse_log_name(entry_name.rsplit("/", 1)[-1])
+        assert version is not None
+        try:
+            entry = files.decode_entry(self.fs.read_bytes(entry_name), self.fs.uri(entry_name), version)
+        except FileNotFoundError as e:
+            raise StorageError(f"{self.fs.uri(entry_name)}, which holds segment {path}, is missing") from e
+        for action in entry["actions"]:
+            if action.get("add_segment") == path and "inline" in action:
+                return base64.b64decode(action["inline"])
+        raise StorageError(f"{self.fs.uri(entry_name)} does not hold segment {path}")
 
     # -- writing -------------------------------------------------------------------------------
 
@@ -185,8 +208,8 @@ class Store:
                 changes, result = build(snap)
                 if changes.is_empty():
                     return result
-                written = self._write_files(changes, commit_id)
                 version = snap.version + 1
+                written = self._write_files(changes, commit_id, version)
                 timestamp = max(datetime.now(UTC), snap.timestamp)
                 entry = {
                     "format": layout.FORMAT_VERSION,
@@ -221,6 +244,8 @@ class Store:
                 for path in written.paths:  # definitely not committed: nobody will ever name these
                     self._forget_segment(path)
                     self.fs.delete(path)
+                for path in written.inline:  # the name is another commit's now
+                    self._forget_segment(path)
                 time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
         raise OperationTimeoutException(
             f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
@@ -257,8 +282,9 @@ class Store:
             self.seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
             self.paths: list[str] = []
             """The files this attempt wrote (deleted if it loses the race; pre-written segments are not)."""
+            self.inline: list[str] = []
 
-    def _write_files(self, changes: Changes, commit_id: str) -> Store._Written:
+    def _write_files(self, changes: Changes, commit_id: str, version: int) -> Store._Written:
         w = Store._Written()
         w.records = [(k, key, doc) for k, key, doc in changes.puts] + [
             (k, key, None) for k, key in changes.deletes
@@ -269,15 +295,21 @@ class Store:
             w.paths.append(path)
             w.actions.append({"records": path})
         for table_key, rows in changes.segment_adds:
-            path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.partitions.parquet"
             # Dictionary pages pay off only in large segments; in a commit's few rows they cost a fifth
             # of the write.
             data = files.to_parquet_bytes(rows, row_group_size=8192, use_dictionary=rows.num_rows >= 8192)
-            self.fs.write_new(path, data)
+            action: dict[str, Any] = {"table": list(table_key), "rows": rows.num_rows}
+            if len(data) <= INLINE_SEGMENT_BYTES:
+                path = layout.inline_segment_path(version, len(w.inline))
+                action["inline"] = base64.b64encode(data).decode("ascii")
+                w.inline.append(path)
+            else:
+                path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.partitions.parquet"
+                self.fs.write_new(path, data)
+                w.paths.append(path)
             self._written_segment(path, rows)
-            w.paths.append(path)
             w.seg_adds.append((table_key, path))
-            w.actions.append({"add_segment": path, "table": list(table_key), "rows": rows.num_rows})
+            w.actions.append({"add_segment": path, **action})
         for table_key, path in changes.segment_removes:
             w.seg_removes.append((table_key, path))
             w.actions.append({"remove_segment": path, "table": list(table_key)})
