@@ -7,6 +7,7 @@ shim puts the files of a partition that has no location of its own.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
@@ -24,8 +25,16 @@ def escape_path_name(value: str | None) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
 
 
+def partition_namer(keys: list[str]) -> Callable[[list[str]], str]:
+    """``partition_name`` for many partitions of one table: the key names are escaped once."""
+    prefixes = [f"{escape_path_name(k.lower())}=" for k in keys]
+
+    def name(values: list[str]) -> str:
+        return "/".join([p + escape_path_name(v) for p, v in zip(prefixes, values, strict=True)])
+
+    return name
+
+
 def partition_name(keys: list[str], values: list[str]) -> str:
     """Hive's Warehouse.makePartName: k1=v1/k2=v2, key names lowercased, both escaped."""
-    return "/".join(
-        f"{escape_path_name(k.lower())}={escape_path_name(v)}" for k, v in zip(keys, values, strict=True)
-    )
+    return partition_namer(keys)(values)

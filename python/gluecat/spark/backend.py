@@ -17,7 +17,7 @@ import pyarrow.fs as pafs
 from gluecat import Catalog
 from gluecat.api import shapes
 from gluecat.api.pages import every
-from gluecat.api.partition_names import partition_name
+from gluecat.api.partition_names import partition_name, partition_namer
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.spark import formats
 
@@ -580,12 +580,12 @@ class Backend:
 
     def op_create_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         table = self._table(args)
-        keys = [k["Name"] for k in table.get("PartitionKeys", [])]
+        name = partition_namer([k["Name"] for k in table.get("PartitionKeys", [])])
         base = self._location(table)
         add = []
         for values, props in zip(args["partitions"], args["properties"], strict=True):
             props = dict(props or {})
-            location = props.pop("location", None) or f"{base}/{partition_name(keys, values)}"
+            location = props.pop("location", None) or f"{base}/{name(values)}"
             part = self._partition_input(table, values, location)
             if props:
                 part["Parameters"] = props
