@@ -122,8 +122,7 @@ def run_gluecat(size: int, samples: int) -> dict[str, Any]:
 
     result: dict[str, Any] = {"size": size}
     for fsync in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            glue = Catalog(tmp, fsync=fsync)
+        with tempfile.TemporaryDirectory() as tmp, Catalog(tmp, fsync=fsync) as glue:
             glue.create_database(DatabaseInput={"Name": "bench"})
             glue.create_table(
                 DatabaseName="bench",

@@ -180,3 +180,11 @@ def test_a_failed_merge_changes_nothing(warehouse: str, monkeypatch, background:
     compaction.wait_for_merges(glue.store)
     assert len(segments(glue)) == 8
     assert live(glue) == list(range(8))
+
+
+def test_closing_a_catalog_waits_for_its_merges(warehouse: str) -> None:
+    with make(Catalog(warehouse)) as glue:
+        for i in range(64):
+            add(glue, i)
+    assert not compaction._run_to_merge(glue.store, segments(glue))  # nothing left to merge
+    assert live(glue) == list(range(64))

@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 from gluecat.api import shapes
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
-from gluecat.catalog import databases, search, statistics, tables
+from gluecat.catalog import compaction, databases, search, statistics, tables
 from gluecat.catalog.context import Context, Limits
 from gluecat.errors import ExceptionsNamespace, InvalidInputException
 from gluecat.store.store import Store
@@ -52,6 +52,17 @@ class Catalog(PartitionOperations):
             limits=limits or Limits(),
             background_merges=background_merges,
         )
+
+    def close(self) -> None:
+        """Wait for the segment merges this catalog's writes have started (they run in the background);
+        the catalog stays usable. Before removing a warehouse folder, say."""
+        compaction.wait_for_merges(self.store)
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def warehouse_version(self) -> int:
         """The number of the latest commit to the warehouse: any change anywhere makes it larger.
