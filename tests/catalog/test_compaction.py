@@ -188,3 +188,26 @@ def test_closing_a_catalog_waits_for_its_merges(warehouse: str) -> None:
             add(glue, i)
     assert not compaction._run_to_merge(glue.store, segments(glue))  # nothing left to merge
     assert live(glue) == list(range(64))
+
+
+def test_a_reader_catches_up_on_merges_of_merges_without_rereading_the_table(
+    warehouse: str, monkeypatch
+) -> None:
+    from gluecat.catalog import partition_views
+
+    glue = make(Catalog(warehouse, background_merges=False))
+    monkeypatch.setattr(compaction, "after_write", lambda *args: None)  # merges only when asked below
+    for i in range(5):
+        add(glue, i)
+    assert live(glue) == list(range(5))  # this process's view now holds the five segments
+    other = Catalog(warehouse)  # another process
+    assert live(other) == list(range(5))
+    folds: list[int] = []
+    fold = partition_views.fold
+    monkeypatch.setattr(partition_views, "fold", lambda *args: folds.append(1) or fold(*args))
+    # Two merges the view does not see in between: the second replaces the first and a newer segment.
+    assert compaction.compact_table(glue._ctx, *KEY)
+    add(other, 5)
+    assert compaction.compact_table(glue._ctx, *KEY)
+    assert live(glue) == list(range(6))
+    assert folds == []  # it swapped names and read only the new segment

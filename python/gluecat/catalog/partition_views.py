@@ -31,22 +31,37 @@ def partition_key_count(table: dict[str, Any]) -> int:
 
 def _expanded(store: Store, known: tuple[str, ...], segments: tuple[str, ...]) -> list[str] | None:
     """``segments`` with each merged segment that replaced some of ``known`` written as the segments it
-    replaced; None if a replaced file is gone (expired), so the caller rebuilds from the files."""
+    replaced (recursively: a merge may have replaced merged segments this view never saw); None if a
+    replaced file is gone (expired), so the caller rebuilds from the files."""
     known_set = set(known)
-    out: list[str] = []
-    for path in segments:
+
+    def expand(path: str) -> list[str] | None:
         if path in known_set:
-            out.append(path)
-            continue
+            return [path]
         replaces = store.segment_footer(path)[1].get(b"gluecat.replaces")
-        names = json.loads(replaces) if replaces is not None else []
-        if any(n in known_set for n in names):
-            if not all(n in known_set or store.segment_exists(n) for n in names):
+        if replaces is None:
+            return [path]
+        out: list[str] = []
+        missing = False
+        for name in json.loads(replaces):
+            if name not in known_set and not store.segment_exists(name):
+                missing = True
+                continue
+            sub = expand(name)
+            if sub is None:
                 return None
-            out.extend(names)
-        else:
-            out.append(path)
-    return out
+            out.extend(sub)
+        if not any(n in known_set for n in out):
+            return [path]  # nothing this view holds: read the merged file as it is
+        return None if missing else out
+
+    expanded: list[str] = []
+    for path in segments:
+        names = expand(path)
+        if names is None:
+            return None
+        expanded.extend(names)
+    return expanded
 
 
 def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView:
