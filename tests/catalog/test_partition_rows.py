@@ -30,7 +30,7 @@ def test_identity_equals_json_for_any_values(values: list[str]) -> None:
     assert value_key(values) == as_json(values)
 
 
-locations = st.text(alphabet=st.sampled_from(list('ab/"\\é\t\x00:')), max_size=6)
+locations = st.text(alphabet=st.sampled_from(list('ab/"\\é\t\x00\x7f\u2028:')), max_size=6)
 
 
 @given(

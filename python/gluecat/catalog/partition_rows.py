@@ -78,6 +78,13 @@ def _shape(doc: dict[str, Any]) -> tuple[Any, ...] | None:
     )
 
 
+def _template(doc: dict[str, Any]) -> tuple[str, str] | None:
+    """A document's JSON text before and after its location's JSON text (None if it cannot be split)."""
+    text = codec.dumps({**doc, "StorageDescriptor": {**doc["StorageDescriptor"], "Location": _PLACE}})
+    head, found, tail = text.partition(_PLACE_JSON)
+    return (head, tail) if found and _PLACE_JSON not in tail else None
+
+
 def _encode_docs(docs: list[dict[str, Any] | None]) -> list[str | None]:
     """Each document's JSON text (codec.dumps). The partitions of one write usually share everything
     but their location (the same column, SerDe and parameter objects): such documents are encoded once,
@@ -94,15 +101,52 @@ def _encode_docs(docs: list[dict[str, Any] | None]) -> list[str | None]:
             continue
         if shape not in templates:
             # The ids in a shape are of objects this batch holds, so no other object can take one over.
-            text = codec.dumps({**doc, "StorageDescriptor": {**doc["StorageDescriptor"], "Location": _PLACE}})
-            head, found, tail = text.partition(_PLACE_JSON)
-            templates[shape] = (head, tail) if found and _PLACE_JSON not in tail else None
+            templates[shape] = _template(doc)
         template = templates[shape]
         if template is None:
             out.append(codec.dumps(doc))
         else:
             out.append(template[0] + codec.dumps(doc["StorageDescriptor"]["Location"]) + template[1])
     return out
+
+
+_MISSING = object()
+# Text that is its own JSON string body (codec.dumps writes other characters as they are).
+_PLAIN_JSON_TEXT = r'^[^\x00-\x1f"\\]*$'
+
+
+def _like(doc: Any, first: dict[str, Any], first_sd: dict[str, Any]) -> bool:
+    """Whether ``doc`` holds the very objects ``first`` holds, but for its location (a string)."""
+    if type(doc) is not dict or len(doc) != len(first):
+        return False
+    for k, v in first.items():
+        if k != "StorageDescriptor" and doc.get(k, _MISSING) is not v:
+            return False
+    sd = doc.get("StorageDescriptor")
+    if type(sd) is not dict or len(sd) != len(first_sd) or type(sd.get("Location")) is not str:
+        return False
+    return all(k == "Location" or sd.get(k, _MISSING) is v for k, v in first_sd.items())
+
+
+def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
+    """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
+    table usually does) and their locations need no escaping, the text is spliced in one Arrow call."""
+    first = docs[0] if docs else None
+    if type(first) is dict and _shape(first) is not None:
+        first_sd = first["StorageDescriptor"]
+        if all(_like(doc, first, first_sd) for doc in docs):
+            locations = pa.array(
+                [doc["StorageDescriptor"]["Location"] for doc in docs],  # type: ignore[index]
+                pa.large_string(),
+            )
+            template = _template(first)
+            if template is not None and pc.all(pc.match_substring_regex(locations, _PLAIN_JSON_TEXT)).as_py():
+                head, tail = template
+                text = pa.large_string()
+                return pc.binary_join_element_wise(  # type: ignore[call-overload]
+                    pa.scalar(head + '"', text), locations, pa.scalar('"' + tail, text), pa.scalar("", text)
+                )
+    return pa.array(_encode_docs(docs), pa.large_string())
 
 
 def segment_table(
@@ -118,7 +162,7 @@ def segment_table(
         for i in range(n_keys):
             cols[i].append(values[i] if i < len(values) else None)
         locations.append(None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location"))
-    docs = _encode_docs([doc for _, doc in rows])
+    docs = _doc_column([doc for _, doc in rows])
     return pa.Table.from_arrays(
         [pa.array(c, pa.string()) for c in cols]
         + [
@@ -126,7 +170,7 @@ def segment_table(
             pa.array([zlib.crc32(vk.encode()) % BUCKETS for vk in vks], pa.int32()),
             pa.array([doc is None for _, doc in rows], pa.bool_()),
             pa.array(locations, pa.string()),
-            pa.array(docs, pa.large_string()),
+            docs,
         ],
         schema=segment_schema(n_keys),
     )
