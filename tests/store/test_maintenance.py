@@ -8,41 +8,7 @@ from datetime import UTC, datetime, timedelta
 from gluecat import Catalog
 from gluecat.catalog import compaction
 from gluecat.store import layout, maintenance
-
-
-def make(warehouse: str) -> Catalog:
-    glue = Catalog(warehouse, background_merges=False)
-    glue.create_database(DatabaseInput={"Name": "db"})
-    glue.create_table(
-        DatabaseName="db",
-        TableInput={
-            "Name": "t",
-            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "s3://b/t/"},
-            "PartitionKeys": [{"Name": "k", "Type": "int"}],
-        },
-    )
-    return glue
-
-
-def add(glue: Catalog, *keys: int) -> None:
-    glue.batch_create_partition(
-        DatabaseName="db",
-        TableName="t",
-        PartitionInputList=[
-            {"Values": [str(k)], "StorageDescriptor": {"Location": f"s3://b/{k}/"}} for k in keys
-        ],
-    )
-
-
-def values(glue: Catalog) -> list[int]:
-    found: list[int] = []
-    token: dict[str, str] = {}
-    while True:
-        page = glue.get_partitions(DatabaseName="db", TableName="t", **token)
-        found += [int(p["Values"][0]) for p in page["Partitions"]]
-        if not page.get("NextToken"):
-            return sorted(found)
-        token = {"NextToken": page["NextToken"]}
+from tests.int_partitions import add, live, make
 
 
 def expire_everything_before_now(glue: Catalog) -> maintenance.ExpiryReport:
@@ -52,7 +18,7 @@ def expire_everything_before_now(glue: Catalog) -> maintenance.ExpiryReport:
 
 
 def test_small_writes_live_in_their_log_entries_which_expiry_keeps(warehouse: str) -> None:
-    glue = make(warehouse)
+    glue = make(Catalog(warehouse, background_merges=False))
     for k in range(3):
         add(glue, k)
     carried = glue.store.latest().table_segments(("db", "t"))
@@ -62,11 +28,11 @@ def test_small_writes_live_in_their_log_entries_which_expiry_keeps(warehouse: st
     report = expire_everything_before_now(glue)
     assert report.log_entries  # old history went...
     assert not {layout.inline_segment_entry(p) for p in carried} & set(report.log_entries)  # ...not these
-    assert values(Catalog(warehouse)) == [0, 1, 2]
+    assert live(Catalog(warehouse)) == [0, 1, 2]
 
 
 def test_expiry_keeps_merged_segment_files_and_drops_what_they_replaced(warehouse: str) -> None:
-    glue = make(warehouse)
+    glue = make(Catalog(warehouse, background_merges=False))
     glue.commit_partitions(  # too big to travel inline: a file of its own
         DatabaseName="db",
         TableName="t",
@@ -83,4 +49,4 @@ def test_expiry_keeps_merged_segment_files_and_drops_what_they_replaced(warehous
     (merged,) = glue.store.latest().table_segments(("db", "t"))
     report = expire_everything_before_now(glue)
     assert big in report.data_files and merged not in report.data_files
-    assert values(Catalog(warehouse)) == list(range(5007))
+    assert live(Catalog(warehouse)) == list(range(5007))
