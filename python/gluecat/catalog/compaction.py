@@ -34,7 +34,7 @@ from gluecat.catalog.context import TABLE, Context
 from gluecat.catalog.partition_rows import dedupe_last, latest_by_identity, segment_schema, sort_by_identity
 from gluecat.catalog.partition_views import partition_key_count
 from gluecat.expressions import key_type, typed_column
-from gluecat.store.snapshot import Changes, Key, Snapshot
+from gluecat.store.snapshot import Changes, Key, Snapshot, run_at
 from gluecat.store.store import Store
 
 OPERATION = "CompactPartitions"
@@ -75,14 +75,6 @@ def _sorted_for_index(table: dict[str, Any], snap: Snapshot, rows: pa.Table) -> 
     return rows.take(order)
 
 
-def _run_at(segments: tuple[str, ...], run: tuple[str, ...]) -> int:
-    """Where ``run`` lies in ``segments`` as a contiguous run, or -1."""
-    if not run or run[0] not in segments:
-        return -1
-    at = segments.index(run[0])
-    return at if segments[at : at + len(run)] == run else -1
-
-
 def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
     """Merge a table's segments (all, or a run of MERGE_WIDTH of one size); False if there was nothing
     to do or the segments changed under the merge.
@@ -110,7 +102,7 @@ def _merge(ctx: Context, database: str, name: str, *, whole: bool) -> bool:
     def build(latest: Snapshot) -> tuple[Changes, bool]:
         changes = Changes()
         now = latest.table_segments(key)
-        if (now != segments) if whole else _run_at(now, chosen) < 0:
+        if (now != segments) if whole else run_at(now, chosen) < 0:
             return changes, False
         if not whole and chosen[0] == segments[0] and now[0] != chosen[0]:
             return changes, False  # the run is no longer the oldest, but its deletions were dropped

@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from gluecat.api.pages import every
-from gluecat.api.partition_names import partition_name
+from gluecat.api.partition_names import partition_namer
 from gluecat.errors import EntityNotFoundException, GlueError
 from gluecat.hms import mapping
 from gluecat.hms.gen.hive_metastore import ttypes
@@ -91,7 +91,8 @@ class Handler:
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
         rows = self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name)
         columns = [rows.column(k).to_pylist() for k in keys]
-        names = [partition_name(keys, [str(c[i]) for c in columns]) for i in range(rows.num_rows)]
+        name = partition_namer(keys)
+        names = [name([str(c[i]) for c in columns]) for i in range(rows.num_rows)]
         return names if max_parts is None or max_parts < 0 else names[:max_parts]
 
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[ttypes.Partition]:

@@ -17,7 +17,7 @@ import pyarrow.fs as pafs
 from gluecat import Catalog
 from gluecat.api import shapes
 from gluecat.api.pages import every
-from gluecat.api.partition_names import partition_name, partition_namer
+from gluecat.api.partition_names import partition_namer
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.spark import formats
 
@@ -444,8 +444,9 @@ class Backend:
         columns = [rows.column(k).to_pylist() for k in keys]
         values = [list(v) for v in zip(*columns, strict=True)]
         base = (table.get("StorageDescriptor") or {}).get("Location", "").rstrip("/")
+        name = partition_namer(keys)
         locations = [
-            loc or f"{base}/{partition_name(keys, v)}"
+            loc or f"{base}/{name(v)}"
             for loc, v in zip(rows.column("Location").to_pylist(), values, strict=True)
         ]
         return values, locations
@@ -459,7 +460,7 @@ class Backend:
     def _existing(self, table: dict[str, Any], wanted: list[list[str]]) -> dict[tuple[str, ...], str]:
         """Folders of those of ``wanted`` that exist, by values."""
         found: dict[tuple[str, ...], str] = {}
-        keys = [k["Name"] for k in table.get("PartitionKeys", [])]
+        name = partition_namer([k["Name"] for k in table.get("PartitionKeys", [])])
         base = self._location(table)
         for start in range(0, len(wanted), _BATCH):
             chunk = wanted[start : start + _BATCH]
@@ -470,7 +471,7 @@ class Backend:
             )
             for p in got["Partitions"]:
                 loc = (p.get("StorageDescriptor") or {}).get("Location")
-                found[tuple(p["Values"])] = loc or f"{base}/{partition_name(keys, p['Values'])}"
+                found[tuple(p["Values"])] = loc or f"{base}/{name(p['Values'])}"
         return found
 
     def _partition_input(self, table: dict[str, Any], values: list[str], location: str) -> dict[str, Any]:
@@ -493,7 +494,8 @@ class Backend:
                 "commit": {"add": [], "drop": []},
             }
         existing = self._existing(table, written)
-        targets = [existing.get(tuple(v)) or f"{base}/{partition_name(keys, v)}" for v in written]
+        name = partition_namer(keys)
+        targets = [existing.get(tuple(v)) or f"{base}/{name(v)}" for v in written]
         add = [
             {"values": v, "location": t}
             for v, t in zip(written, targets, strict=True)

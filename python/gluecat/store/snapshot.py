@@ -120,6 +120,14 @@ class Changes:
         )
 
 
+def run_at(segments: Sequence[str], run: tuple[str, ...]) -> int:
+    """Where ``run`` lies in ``segments`` as a contiguous run, or -1."""
+    if not run or run[0] not in segments:
+        return -1
+    at = segments.index(run[0])
+    return at if tuple(segments[at : at + len(run)]) == run else -1
+
+
 def apply(
     snap: Snapshot,
     version: int,
@@ -150,8 +158,8 @@ def apply(
         seg = {k: list(v) for k, v in snap.segments.items()}
         for table, run, into in segment_merges:
             paths = seg.get(table, [])
-            at = paths.index(run[0]) if run and run[0] in paths else -1
-            if at < 0 or tuple(paths[at : at + len(run)]) != run:
+            at = run_at(paths, run)
+            if at < 0:
                 raise StorageError(f"version {version} merges segments of {'.'.join(table)} it does not hold")
             paths[at : at + len(run)] = [into]
         for table, path in segment_removes:
