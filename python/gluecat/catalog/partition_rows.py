@@ -288,7 +288,8 @@ class TableView:
     _delta_table: pa.Table | None = None
     _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    # The delta rows' key columns cast to their types, for queries (see evaluate_arrow).
+    # The base's and the delta rows' key columns cast to their types, for queries (see evaluate_arrow).
+    typed_base: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
     typed_delta: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
 
     @property
@@ -308,6 +309,7 @@ class TableView:
             delta_maps=self.delta_maps,
             _live=self._live,
             _lookups=self._lookups,
+            typed_base=self.typed_base,
         )
 
     def squashed(self) -> TableView:
@@ -321,6 +323,7 @@ class TableView:
             delta_maps=[self.delta_state()],
             _live=self._live,
             _lookups=self._lookups,
+            typed_base=self.typed_base,
         )
 
     def delta_state(self) -> dict[str, bool]:
@@ -369,6 +372,11 @@ class TableView:
         added = sum(1 for vk, alive in state.items() if alive and vk not in base)
         removed = sum(1 for vk, alive in state.items() if not alive and vk in base)
         return self.base.num_rows + added - removed
+
+    def base_position(self, after: str) -> int:
+        """How many base rows have identities up to ``after`` (the base is sorted by identity)."""
+        identities = self.base.column("_vk")
+        return first_true(self.base.num_rows, lambda i: identities[i].as_py() > after)
 
     def lookup(self, name: Any, build: Callable[[pa.Table], IndexLookup]) -> IndexLookup:
         with self._lock:
@@ -449,4 +457,5 @@ def extend(view: TableView, segments: Sequence[str], tables: Sequence[pa.Table])
         delta_maps=view.delta_maps + [delta_map(t) for t in tables],
         _live=view._live,
         _lookups=view._lookups,
+        typed_base=view.typed_base,
     )

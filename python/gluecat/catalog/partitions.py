@@ -454,13 +454,20 @@ class Window:
     segment: dict[str, int] | None = None
     limit: int | None = None
 
-    def keep(self, rows: pa.Table) -> pa.Table:
+    def mask(self, rows: pa.Table) -> pa.Array | None:
+        """Which of ``rows`` are in the window (None: all are)."""
+        mask = None
         if self.segment is not None and self.segment["TotalSegments"] > 1:
             total = self.segment["TotalSegments"]
-            rows = rows.filter(_in_segment(rows.column("_bucket"), self.segment["SegmentNumber"], total))
+            mask = _in_segment(_whole(rows.column("_bucket")), self.segment["SegmentNumber"], total)
         if self.after is not None:
-            rows = rows.filter(pc.greater(rows.column("_vk"), pa.scalar(self.after, pa.string())))
-        return rows
+            passed = pc.greater(_whole(rows.column("_vk")), pa.scalar(self.after, pa.string()))
+            mask = passed if mask is None else pc.and_(mask, passed)
+        return mask
+
+
+def _both(a: pa.Array | None, b: pa.Array | None) -> pa.Array | None:
+    return b if a is None else a if b is None else pc.and_(a, b)
 
 
 def select(
@@ -475,16 +482,24 @@ def select(
     v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n)
     keys, plan = query.keys, query.plan
 
-    def matching(rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None = None) -> pa.Table:
-        kept = window.keep(rows)
-        if isinstance(pred, ex.TrueP) or kept.num_rows == 0:
-            return kept
+    def predicate_mask(
+        rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None
+    ) -> pa.Array | None:
+        if isinstance(pred, ex.TrueP) or rows.num_rows == 0:
+            return None
         if isinstance(pred, ex.FalseP):
-            return kept.slice(0, 0)
-        # Typed columns are cached only for the rows they were computed from.
-        cache = typed if kept is rows else None
-        return kept.filter(ex.evaluate_arrow(pred, _named(kept, keys), keys, cache))
+            return pa.repeat(pa.scalar(False), rows.num_rows)
+        return ex.evaluate_arrow(pred, _named(rows, keys), keys, typed)
 
+    def matching(rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None = None) -> pa.Table:
+        mask = _both(window.mask(rows), predicate_mask(rows, pred, typed))
+        return rows if mask is None else rows.filter(mask)
+
+    delta_hits = matching(v.delta_table(), query.predicate, v.typed_delta) if v.deltas else None
+    # Newer segments can remove at most as many base rows as they have, so this many base rows always
+    # hold the first limit + 1 rows of the merged answer.
+    spare = delta_hits.num_rows if delta_hits is not None else 0
+    wanted = None if window.limit is None else window.limit + 1 + spare
     if plan.index_name is not None:
         lookup = v.lookup(
             ("index", plan.index_name, tuple(plan.index_keys)), _lookup_builder(keys, tuple(plan.index_keys))
@@ -493,20 +508,21 @@ def select(
             (r.lower or None, r.lower_inclusive, r.upper or None, r.upper_inclusive) for r in plan.ranges
         ]
         base_hits = matching(v.base.take(lookup.ranges(bounds)), plan.residual)
+        if wanted is not None:
+            base_hits = base_hits.slice(0, wanted)
     else:
-        base = v.base
-        if window.after is not None and base.num_rows:
-            # The base is sorted by identity: skip what the cursor has passed without filtering it.
-            behind = pc.less_equal(base.column("_vk"), pa.scalar(window.after, pa.string()))
-            passed = pc.sum(pc.cast(behind, pa.int64())).as_py()
-            base = base.slice(passed or 0)
-        base_hits = matching(base, query.predicate)
-    delta_hits = matching(v.delta_table(), query.predicate, v.typed_delta) if v.deltas else None
-    if window.limit is not None:
-        # Newer segments can remove at most as many base rows as they have, so this many base rows
-        # always hold the first limit + 1 rows of the merged answer.
-        spare = delta_hits.num_rows if delta_hits is not None else 0
-        base_hits = base_hits.slice(0, window.limit + 1 + spare)
+        # The whole base is evaluated against its cached typed columns (cheap: casting the strings is
+        # most of an evaluation), then cut after the cursor, found by bisection on the sorted identities;
+        # only the rows kept are copied.
+        start = 0 if window.after is None else v.base_position(window.after)
+        mask = predicate_mask(v.base, query.predicate, v.typed_base)
+        rest = v.base.slice(start)
+        mask = _both(None if mask is None else mask.slice(start), Window(segment=window.segment).mask(rest))
+        if mask is None:
+            base_hits = rest if wanted is None else rest.slice(0, wanted)
+        else:
+            rows = _whole(pc.indices_nonzero(mask))
+            base_hits = rest.take(rows if wanted is None else rows.slice(0, wanted))
     return v.select(base_hits, lambda _: delta_hits) if delta_hits is not None else base_hits
 
 

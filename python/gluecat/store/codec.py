@@ -7,6 +7,7 @@ bytes become {"$b": base64}. Keys of documents never start with "$", so the mark
 from __future__ import annotations
 
 import base64
+import functools
 import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -22,6 +23,8 @@ def to_micros(ts: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+# The partitions of one write share a creation time, and datetimes are immutable: share them.
+@functools.lru_cache(maxsize=4096)
 def from_micros(us: int) -> datetime:
     return _EPOCH + timedelta(microseconds=us)
 
