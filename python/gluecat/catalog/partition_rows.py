@@ -13,12 +13,14 @@ refolded when the deltas grow, so writes cost O(batch) and reads stay fast.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
+import operator
 import threading
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 import pyarrow as pa
@@ -49,6 +51,7 @@ def bucket_of(vk: str) -> int:
     return zlib.crc32(vk.encode()) % BUCKETS
 
 
+@functools.lru_cache(maxsize=64)
 def segment_schema(n_keys: int) -> pa.Schema:
     return pa.schema(
         [pa.field(f"p{i}", pa.string()) for i in range(n_keys)]
@@ -110,42 +113,57 @@ def _encode_docs(docs: list[dict[str, Any] | None]) -> list[str | None]:
     return out
 
 
-_MISSING = object()
-# Text that is its own JSON string body (codec.dumps writes other characters as they are).
-_PLAIN_JSON_TEXT = r'^[^\x00-\x1f"\\]*$'
+def _same(objects: list[Any], name: str, value: Any) -> bool:
+    """Whether each of ``objects`` holds ``value`` itself under ``name`` (C-level loops, no Python frames)."""
+    return all(map(operator.is_, map(operator.itemgetter(name), objects), itertools.repeat(value)))
 
 
-def _like(doc: Any, first: dict[str, Any], first_sd: dict[str, Any]) -> bool:
-    """Whether ``doc`` holds the very objects ``first`` holds, but for its location (a string)."""
-    if type(doc) is not dict or len(doc) != len(first):
-        return False
-    for k, v in first.items():
-        if k != "StorageDescriptor" and doc.get(k, _MISSING) is not v:
-            return False
-    sd = doc.get("StorageDescriptor")
-    if type(sd) is not dict or len(sd) != len(first_sd) or type(sd.get("Location")) is not str:
-        return False
-    return all(k == "Location" or sd.get(k, _MISSING) is v for k, v in first_sd.items())
+def _shared_locations(docs: list[Any], first: dict[str, Any]) -> list[str] | None:
+    """The documents' locations, if every document holds the very objects ``first`` holds but for its
+    location (a string); else None."""
+    first_sd = first["StorageDescriptor"]
+    try:
+        if set(map(type, docs)) != {dict} or set(map(len, docs)) != {len(first)}:
+            return None
+        sds = list(map(operator.itemgetter("StorageDescriptor"), docs))
+        if set(map(type, sds)) != {dict} or set(map(len, sds)) != {len(first_sd)}:
+            return None
+        locations = list(map(operator.itemgetter("Location"), sds))
+        if set(map(type, locations)) != {str}:
+            return None
+        for k, v in first.items():
+            if k != "StorageDescriptor" and not _same(docs, k, v):
+                return None
+        for k, v in first_sd.items():
+            if k != "Location" and not _same(sds, k, v):
+                return None
+    except KeyError:  # a member missing (equal sizes, so the key sets differ)
+        return None
+    return locations
+
+
+def _plain_json_text(texts: list[str]) -> bool:
+    """Whether every text is its own JSON string body (printable ASCII without quote or backslash)."""
+    joined = "".join(texts)
+    return joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined
 
 
 def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
     """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
     table usually does) and their locations need no escaping, the text is spliced in one Arrow call."""
     first = docs[0] if docs else None
-    if type(first) is dict and _shape(first) is not None:
-        first_sd = first["StorageDescriptor"]
-        if all(_like(doc, first, first_sd) for doc in docs):
-            locations = pa.array(
-                [doc["StorageDescriptor"]["Location"] for doc in docs],  # type: ignore[index]
-                pa.large_string(),
+    locations = _shared_locations(docs, first) if type(first) is dict and _shape(first) is not None else None
+    if locations is not None:
+        template = _template(first)  # type: ignore[arg-type]
+        if template is not None and _plain_json_text(locations):
+            head, tail = template
+            text = pa.large_string()
+            return pc.binary_join_element_wise(  # type: ignore[call-overload]
+                pa.scalar(head + '"', text),
+                pa.array(locations, text),
+                pa.scalar('"' + tail, text),
+                pa.scalar("", text),
             )
-            template = _template(first)
-            if template is not None and pc.all(pc.match_substring_regex(locations, _PLAIN_JSON_TEXT)).as_py():
-                head, tail = template
-                text = pa.large_string()
-                return pc.binary_join_element_wise(  # type: ignore[call-overload]
-                    pa.scalar(head + '"', text), locations, pa.scalar('"' + tail, text), pa.scalar("", text)
-                )
     return pa.array(_encode_docs(docs), pa.large_string())
 
 
@@ -156,21 +174,25 @@ def segment_table(
     rows' identities when the caller has them already."""
     if vks is None:
         vks = [value_key(values) for values, _ in rows]
-    cols: list[list[Any]] = [[] for _ in range(n_keys)]
-    locations: list[str | None] = []
-    for values, doc in rows:
-        for i in range(n_keys):
-            cols[i].append(values[i] if i < len(values) else None)
-        locations.append(None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location"))
-    docs = _doc_column([doc for _, doc in rows])
+    docs = [doc for _, doc in rows]
+    if all(len(values) == n_keys for values, _ in rows):
+        cols = [list(c) for c in zip(*[values for values, _ in rows], strict=True)] or [
+            [] for _ in range(n_keys)
+        ]
+    else:
+        cols = [[values[i] if i < len(values) else None for values, _ in rows] for i in range(n_keys)]
+    tombs = [doc is None for doc in docs]
+    locations = [
+        None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location") for doc in docs
+    ]
     return pa.Table.from_arrays(
         [pa.array(c, pa.string()) for c in cols]
         + [
             pa.array(vks, pa.string()),
             pa.array([zlib.crc32(vk.encode()) % BUCKETS for vk in vks], pa.int32()),
-            pa.array([doc is None for _, doc in rows], pa.bool_()),
+            pa.array(tombs, pa.bool_()),
             pa.array(locations, pa.string()),
-            docs,
+            _doc_column(docs),
         ],
         schema=segment_schema(n_keys),
     )
@@ -250,11 +272,15 @@ class IndexLookup:
         """Base rows inside any of the (low, low inclusive, high, high inclusive) prefix ranges, sorted."""
         parts = []
         for lo, lo_inc, hi, hi_inc in bounds:
-            start = 0 if lo is None else first_true(len(self.rows), partial(self._past, bound=lo, at=lo_inc))
+            start = (
+                0
+                if lo is None
+                else first_true(len(self.rows), functools.partial(self._past, bound=lo, at=lo_inc))
+            )
             end = (
                 len(self.rows)
                 if hi is None
-                else first_true(len(self.rows), partial(self._past, bound=hi, at=not hi_inc))
+                else first_true(len(self.rows), functools.partial(self._past, bound=hi, at=not hi_inc))
             )
             if start < end:
                 parts.append(self.rows.slice(start, end - start))
