@@ -561,6 +561,21 @@ def test_a_batch_checks_what_its_partitions_share_once_and_still_names_the_first
     with pytest.raises(InvalidInputException, match=r"Add\[1\]\.StorageDescriptor\.Columns\[0\]\.Name"):
         shapes.check_partition_input(other, "Add[1]", checked)
 
+    # A descriptor sharing every member with one checked before still has its own location checked,
+    # and one with a member more is checked whole.
+    same_but_location = {**batch[0]["StorageDescriptor"], "Location": "x" * 2057}
+    with pytest.raises(InvalidInputException, match=r"Add\[2\]\.StorageDescriptor\.Location"):
+        shapes.check_partition_input(
+            {"Values": ["c"], "StorageDescriptor": same_but_location}, "Add[2]", checked
+        )
+    one_more = {**batch[0]["StorageDescriptor"], "Owner": "me"}
+    with pytest.raises(InvalidInputException, match=r"Add\[3\]\.StorageDescriptor: unknown field 'Owner'"):
+        shapes.check_partition_input({"Values": ["d"], "StorageDescriptor": one_more}, "Add[3]", checked)
+    no_location = {k: v for k, v in batch[0]["StorageDescriptor"].items() if k != "Location"}
+    no_location["Location"] = None
+    got = shapes.check_partition_input({"Values": ["e"], "StorageDescriptor": no_location}, "Add[4]", checked)
+    assert "Location" not in got["StorageDescriptor"] and got["StorageDescriptor"]["SerdeInfo"] == serde
+
 
 def test_partition_value_lists() -> None:
     raw = {"Values": ["2024", "v" * 1024]}

@@ -299,14 +299,36 @@ _SD_CHECKS: dict[str, Callable[[Any, str], Any]] = {
 assert set(_SD_CHECKS) == _SD_FIELDS
 
 
-Checked = dict[tuple[str, int], tuple[Any, Any]]
-"""Members of storage descriptors already checked in one request: (member, id of what was passed) to
-(what was passed, its checked copy)."""
+Checked = dict[tuple[Any, ...], tuple[Any, Any]]
+"""What one request has checked already, to (what was passed, its checked copy): storage descriptor
+members by (member, id of what was passed), and whole descriptors but their location by their member
+names and the ids of their members."""
 
 
 def check_storage_descriptor(value: Any, field: str, checked: Checked | None = None) -> dict[str, Any]:
     """With ``checked``, a member object seen before in the same request (a batch whose partitions share
     the table's Columns, SerdeInfo, ...) is not checked again: its checked copy is shared, read-only."""
+    if checked is not None and type(value) is dict and "Location" in value:
+        # Most partitions of a batch share every member object but their location: one lookup for all.
+        names = tuple(value)
+        ids = list(map(id, value.values()))
+        ids[names.index("Location")] = 0
+        shape = ("$StorageDescriptor", names, *ids)
+        seen = checked.get(shape)
+        if seen is not None:
+            out = dict(seen[1])
+            location = value["Location"]
+            if location is not None:
+                out["Location"] = _SD_CHECKS["Location"](location, f"{field}.Location")
+            return out
+        out = _checked_storage_descriptor(value, field, checked)
+        # The entry keeps the first such descriptor, and so its members, alive: their ids stay theirs.
+        checked[shape] = (value, {k: v for k, v in out.items() if k != "Location"})
+        return out
+    return _checked_storage_descriptor(value, field, checked)
+
+
+def _checked_storage_descriptor(value: Any, field: str, checked: Checked | None) -> dict[str, Any]:
     v = _struct(value, field, _SD_FIELDS)
     out: dict[str, Any] = {}
     for key, item in v.items():
@@ -505,6 +527,13 @@ def check_database_input(value: Any, field: str = "DatabaseInput") -> dict[str, 
 
 def _values(value: Any, field: str) -> list[str]:
     # No pattern: partition values may hold any text; only an index restricts them (document 004).
+    if type(value) is list:
+        try:
+            # ASCII text is one byte a character: the common case needs no encoding to measure it.
+            if "".join(value).isascii() and max(map(len, value), default=0) <= 1024:
+                return list(value)
+        except TypeError:  # not all strings: checked one by one below
+            pass
     items = _required_list(value, field)
     out = []
     for i, v in enumerate(items):

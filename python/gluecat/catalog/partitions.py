@@ -54,7 +54,8 @@ def _check_values(table: dict[str, Any], values: list[str], field: str) -> None:
 def _partition_doc(
     ctx: Context, table: dict[str, Any], part_input: dict[str, Any], creation_time: datetime
 ) -> dict[str, Any]:
-    doc = {k: v for k, v in part_input.items() if k != "Values"}
+    doc = dict(part_input)  # a copy: a retried commit builds from the same inputs again
+    doc.pop("Values", None)
     doc["CreationTime"] = creation_time
     return doc
 
