@@ -181,6 +181,25 @@ def test_an_unknown_publish_outcome_is_resolved_by_reading_the_log(warehouse: st
     assert Store(warehouse).latest().version == 1
 
 
+def test_a_log_entry_the_file_system_refuses_fails_the_commit_at_once(warehouse: str, monkeypatch) -> None:
+    """Not a lost race, so not retried: the caller learns which file could not be written, and the
+    attempt leaves nothing behind."""
+    from gluecat.store.fs import WarehouseFS
+
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+
+    def refuse(self: WarehouseFS, rel: str, data: bytes) -> bool:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(WarehouseFS, "publish", refuse)
+    with pytest.raises(StorageError, match=r"log/0*2\.json: the commit's log entry could not be written"):
+        s.commit("Put", put("thing", ("y",), 2))
+    monkeypatch.undo()
+    assert Store(warehouse).latest().version == 1
+    assert s.commit("Put", put("thing", ("y",), 2)) is None and Store(warehouse).latest().version == 2
+
+
 def test_temporary_files_of_an_interrupted_writer_are_ignored(warehouse: str) -> None:
     s = Store(warehouse)
     open(os.path.join(warehouse, layout.LOG_DIR, ".tmp-deadbeef"), "w").close()

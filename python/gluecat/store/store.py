@@ -219,7 +219,12 @@ class Store:
                     "operation": operation,
                     "actions": written.actions,
                 }
-                if self._publish(version, entry, commit_id):
+                try:
+                    published = self._publish(version, entry, commit_id)
+                except StorageError:
+                    self._discard(written)
+                    raise
+                if published:
                     with self._refresh_lock:
                         new = apply(
                             snap,
@@ -241,11 +246,7 @@ class Store:
                         except Exception as e:
                             log.warning("checkpoint at version %d not written: %s", version, e)
                     return result
-                for path in written.paths:  # definitely not committed: nobody will ever name these
-                    self._forget_segment(path)
-                    self.fs.delete(path)
-                for path in written.inline:  # the name is another commit's now
-                    self._forget_segment(path)
+                self._discard(written)
                 time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
         raise OperationTimeoutException(
             f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
@@ -343,16 +344,28 @@ class Store:
             if old is not None:
                 self._recent_rows -= old.num_rows
 
+    def _discard(self, written: Store._Written) -> None:
+        """Forget what an attempt that did not commit wrote."""
+        for path in written.paths:  # definitely not committed: nobody will ever name these
+            self._forget_segment(path)
+            self.fs.delete(path)
+        for path in written.inline:  # the name is, or will be, another commit's
+            self._forget_segment(path)
+
     def _publish(self, version: int, entry: dict[str, Any], commit_id: str) -> bool:
+        """Whether the entry is now version ``version``: False if another commit's is (a lost race);
+        StorageError if there is none (the file system refused the write: retrying would not help)."""
         name = layout.log_path(version)
         try:
             return self.fs.publish(name, files.encode_entry(entry))
-        except OSError:
+        except OSError as e:
             # The create may or may not have happened: look, never guess.
             for _ in range(10):
                 try:
                     if not self.fs.exists(name):
-                        return False
+                        raise StorageError(
+                            f"{self.fs.uri(name)}: the commit's log entry could not be written ({e})"
+                        ) from e
                     found = files.decode_entry(self.fs.read_bytes(name), self.fs.uri(name), version)
                     return bool(found.get("commit_id") == commit_id)
                 except OSError:
