@@ -312,9 +312,10 @@ class TableView:
     delta_maps: list[dict[str, bool]] = field(default_factory=list)  # one per delta, same order
     _live: set[str] | None = None
     _delta_table: pa.Table | None = None
+    _delta_latest: pa.Table | None = None
     _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    # The base's and the delta rows' key columns cast to their types, for queries (see evaluate_arrow).
+    # The key columns of the base and of delta_latest() cast to their types, for queries (evaluate_arrow).
     typed_base: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
     typed_delta: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
 
@@ -401,8 +402,11 @@ class TableView:
 
     def base_position(self, after: str) -> int:
         """How many base rows have identities up to ``after`` (the base is sorted by identity)."""
-        identities = self.base.column("_vk")
-        return first_true(self.base.num_rows, lambda i: identities[i].as_py() > after)
+        return _position(self.base, after)
+
+    def delta_position(self, after: str) -> int:
+        """How many rows of ``delta_latest()`` have identities up to ``after``."""
+        return _position(self.delta_latest(), after)
 
     def lookup(self, name: Any, build: Callable[[pa.Table], IndexLookup]) -> IndexLookup:
         with self._lock:
@@ -420,17 +424,40 @@ class TableView:
                 self._delta_table = pa.concat_tables(self.deltas).combine_chunks()
             return self._delta_table
 
+    def delta_latest(self) -> pa.Table:
+        """The newest delta row of each identity, deletions kept, sorted by identity: what the deltas
+        say of each partition they name, ready to merge with the base page by page."""
+        with self._lock:
+            found = self._delta_latest
+        if found is None:
+            found = _whole_table(latest_by_identity(self.delta_table(), keep_deletions=True))
+            with self._lock:
+                self._delta_latest = found
+        return found
+
     def select(self, base_rows: pa.Table, delta_filter: Callable[[pa.Table], pa.Table]) -> pa.Table:
-        """Merge already-filtered base rows with the deltas' rows that pass ``delta_filter``."""
+        """Merge already-filtered base rows with the rows of ``delta_latest()`` that pass
+        ``delta_filter``: those override (or, if deletions, remove) the base rows of their identities."""
         if not self.deltas:
             return base_rows
-        delta = delta_filter(self.delta_table())
+        delta = delta_filter(self.delta_latest())
         if not delta.num_rows:
             return base_rows
         overridden = pc.is_in(base_rows.column("_vk"), value_set=delta.column("_vk"))
         kept = base_rows.filter(pc.invert(overridden))
-        merged = dedupe_last(delta)
-        return sort_by_identity(pa.concat_tables([kept, merged.select(kept.column_names)]))
+        live = delta.filter(pc.invert(delta.column("_tomb")))
+        return sort_by_identity(pa.concat_tables([kept, live.select(kept.column_names)]))
+
+
+def _position(rows: pa.Table, after: str) -> int:
+    """How many of ``rows`` (sorted by identity) have identities up to ``after``."""
+    identities = rows.column("_vk")
+    return first_true(rows.num_rows, lambda i: identities[i].as_py() > after)
+
+
+def _whole_table(table: pa.Table) -> pa.Table:
+    """One chunk a column (positional access to a chunked column searches its chunks)."""
+    return table.combine_chunks() if any(c.num_chunks > 1 for c in table.columns) else table
 
 
 def fold(n_keys: int, segments: Sequence[str], tables: Sequence[pa.Table]) -> TableView:

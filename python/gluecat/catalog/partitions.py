@@ -80,11 +80,10 @@ def _rows_to_responses(
 ) -> list[dict[str, Any]]:
     values_cols = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
     docs = rows.column("doc").to_pylist()
-    out = []
-    for i, text in enumerate(docs):
-        values = [str(col[i]) for col in values_cols]
-        out.append(_response(table, ctx, values, codec.loads(str(text)), exclude))
-    return out
+    return [
+        _response(table, ctx, [str(col[i]) for col in values_cols], codec.loads(str(text)), exclude)
+        for i, text in enumerate(docs)
+    ]
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -455,20 +454,39 @@ class Window:
     segment: dict[str, int] | None = None
     limit: int | None = None
 
-    def mask(self, rows: pa.Table) -> pa.Array | None:
-        """Which of ``rows`` are in the window (None: all are)."""
-        mask = None
-        if self.segment is not None and self.segment["TotalSegments"] > 1:
-            total = self.segment["TotalSegments"]
-            mask = _in_segment(_whole(rows.column("_bucket")), self.segment["SegmentNumber"], total)
-        if self.after is not None:
-            passed = pc.greater(_whole(rows.column("_vk")), pa.scalar(self.after, pa.string()))
-            mask = passed if mask is None else pc.and_(mask, passed)
-        return mask
+    def segment_mask(self, rows: pa.Table) -> pa.Array | None:
+        """Which of ``rows`` are in the segment (None: all are)."""
+        if self.segment is None or self.segment["TotalSegments"] <= 1:
+            return None
+        total = self.segment["TotalSegments"]
+        return _in_segment(_whole(rows.column("_bucket")), self.segment["SegmentNumber"], total)
+
+    def passed(self, rows: pa.Table) -> pa.Array | None:
+        """Which of ``rows`` are after the cursor (None: all are)."""
+        if self.after is None:
+            return None
+        return pc.greater(_whole(rows.column("_vk")), pa.scalar(self.after, pa.string()))
+
+    def after_cursor(self, rows: pa.Table, start: int, mask: pa.Array | None, wanted: int | None) -> pa.Table:
+        """The rows from ``start`` on (where the cursor leaves sorted rows) that ``mask`` (over all of
+        ``rows``, None for all) and the segment keep, at most ``wanted`` of them; only those are copied."""
+        rest = rows.slice(start)
+        mask = _both(None if mask is None else mask.slice(start), self.segment_mask(rest))
+        if mask is None:
+            return rest if wanted is None else rest.slice(0, wanted)
+        found = _whole(pc.indices_nonzero(mask))
+        return rest.take(found if wanted is None else found.slice(0, wanted))
 
 
 def _both(a: pa.Array | None, b: pa.Array | None) -> pa.Array | None:
     return b if a is None else a if b is None else pc.and_(a, b)
+
+
+def _up_to_live(rows: pa.Table, n: int) -> pa.Table:
+    """Sorted rows cut after their n-th live one (deletions before it kept): what can reach the first n
+    rows of a merged answer."""
+    live = pc.indices_nonzero(pc.invert(_whole(rows.column("_tomb"))))
+    return rows if len(live) <= n else rows.slice(0, live[n - 1].as_py() + 1)
 
 
 def select(
@@ -477,14 +495,14 @@ def select(
     """The live rows of the table that match the query and fall in the window, sorted by identity.
 
     With a limit, at least ``limit + 1`` rows are returned when that many exist (so a caller knows there
-    is more), but not necessarily all: the sorted base is cut before merging the newer segments.
+    is more), but not necessarily all: base and deltas are cut before they are merged.
     """
     n = partition_key_count(table)
     v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n)
     keys, plan = query.keys, query.plan
 
     def predicate_mask(
-        rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None
+        rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None = None
     ) -> pa.Array | None:
         if isinstance(pred, ex.TrueP) or rows.num_rows == 0:
             return None
@@ -492,13 +510,20 @@ def select(
             return pa.repeat(pa.scalar(False), rows.num_rows)
         return ex.evaluate_arrow(pred, _named(rows, keys), keys, typed)
 
-    def matching(rows: pa.Table, pred: Any, typed: dict[tuple[str, str], Any] | None = None) -> pa.Table:
-        mask = _both(window.mask(rows), predicate_mask(rows, pred, typed))
-        return rows if mask is None else rows.filter(mask)
-
-    delta_hits = matching(v.delta_table(), query.predicate, v.typed_delta) if v.deltas else None
-    # Newer segments can remove at most as many base rows as they have, so this many base rows always
-    # hold the first limit + 1 rows of the merged answer.
+    # Base and deltas are each sorted by identity and evaluated whole against their cached typed key
+    # columns (casting the strings is most of an evaluation), then cut where the cursor leaves them
+    # (found by bisection) and after the rows a page can use; only the rows kept are copied.
+    delta_hits = None
+    if v.deltas:
+        latest = v.delta_latest()
+        start = 0 if window.after is None else v.delta_position(window.after)
+        delta_hits = window.after_cursor(
+            latest, start, predicate_mask(latest, query.predicate, v.typed_delta), None
+        )
+        if window.limit is not None:
+            delta_hits = _up_to_live(delta_hits, window.limit + 1)
+    # The deltas can remove at most as many base rows as they have, so this many base rows always hold
+    # the first limit + 1 rows of the merged answer.
     spare = delta_hits.num_rows if delta_hits is not None else 0
     wanted = None if window.limit is None else window.limit + 1 + spare
     if plan.index_name is not None:
@@ -508,22 +533,14 @@ def select(
         bounds = [
             (r.lower or None, r.lower_inclusive, r.upper or None, r.upper_inclusive) for r in plan.ranges
         ]
-        base_hits = matching(v.base.take(lookup.ranges(bounds)), plan.residual)
-        if wanted is not None:
-            base_hits = base_hits.slice(0, wanted)
+        found = v.base.take(lookup.ranges(bounds))
+        mask = _both(window.passed(found), predicate_mask(found, plan.residual))
+        base_hits = window.after_cursor(found, 0, mask, wanted)
     else:
-        # The whole base is evaluated against its cached typed columns (cheap: casting the strings is
-        # most of an evaluation), then cut after the cursor, found by bisection on the sorted identities;
-        # only the rows kept are copied.
         start = 0 if window.after is None else v.base_position(window.after)
-        mask = predicate_mask(v.base, query.predicate, v.typed_base)
-        rest = v.base.slice(start)
-        mask = _both(None if mask is None else mask.slice(start), Window(segment=window.segment).mask(rest))
-        if mask is None:
-            base_hits = rest if wanted is None else rest.slice(0, wanted)
-        else:
-            rows = _whole(pc.indices_nonzero(mask))
-            base_hits = rest.take(rows if wanted is None else rows.slice(0, wanted))
+        base_hits = window.after_cursor(
+            v.base, start, predicate_mask(v.base, query.predicate, v.typed_base), wanted
+        )
     return v.select(base_hits, lambda _: delta_hits) if delta_hits is not None else base_hits
 
 
