@@ -121,11 +121,11 @@ def _same(objects: list[Any], name: str, value: Any) -> bool:
 def _shared_locations(docs: list[Any], first: dict[str, Any]) -> list[str] | None:
     """The documents' locations, if every document holds the very objects ``first`` holds but for its
     location (a string); else None."""
-    first_sd = first["StorageDescriptor"]
     try:
         if set(map(type, docs)) != {dict} or set(map(len, docs)) != {len(first)}:
             return None
         sds = list(map(operator.itemgetter("StorageDescriptor"), docs))
+        first_sd = sds[0]
         if set(map(type, sds)) != {dict} or set(map(len, sds)) != {len(first_sd)}:
             return None
         locations = list(map(operator.itemgetter("Location"), sds))
@@ -152,7 +152,7 @@ def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
     """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
     table usually does) and their locations need no escaping, the text is spliced in one Arrow call."""
     first = docs[0] if docs else None
-    locations = _shared_locations(docs, first) if type(first) is dict and _shape(first) is not None else None
+    locations = _shared_locations(docs, first) if type(first) is dict else None
     if locations is not None:
         template = _template(first)  # type: ignore[arg-type]
         if template is not None and _plain_json_text(locations):
