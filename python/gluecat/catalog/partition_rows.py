@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gluecat.expressions.lookup import first_true
-from gluecat.store import codec
+from gluecat.store import codec, files
 
 BUCKETS = 2520  # divisible by every TotalSegments 1..10, so bucket % total splits evenly and stably
 
@@ -51,16 +51,20 @@ def bucket_of(vk: str) -> int:
     return zlib.crc32(vk.encode()) % BUCKETS
 
 
+_PLAIN = {files.ENCODING: b"plain"}
+_TEXT = {files.ENCODING: b"text"}
+
+
 @functools.lru_cache(maxsize=64)
 def segment_schema(n_keys: int) -> pa.Schema:
     return pa.schema(
         [pa.field(f"p{i}", pa.string()) for i in range(n_keys)]
         + [
-            pa.field("_vk", pa.string(), nullable=False),
-            pa.field("_bucket", pa.int32(), nullable=False),
-            pa.field("_tomb", pa.bool_(), nullable=False),
-            pa.field("Location", pa.string()),
-            pa.field("doc", pa.large_string()),
+            pa.field("_vk", pa.string(), nullable=False, metadata=_PLAIN),
+            pa.field("_bucket", pa.int32(), nullable=False, metadata=_PLAIN),
+            pa.field("_tomb", pa.bool_(), nullable=False, metadata=_PLAIN),
+            pa.field("Location", pa.string(), metadata=_TEXT),
+            pa.field("doc", pa.large_string(), metadata=_TEXT),
         ]
     )
 

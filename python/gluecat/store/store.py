@@ -257,7 +257,7 @@ class Store:
         so that a large write does not hold up other commits; returns its path. If no commit ends up
         naming it, the caller calls ``discard_segment``."""
         path = f"{layout.DATA_DIR}/{uuid.uuid4().hex}.partitions.parquet"
-        self.fs.write_new(path, files.to_parquet_bytes(rows, row_group_size=8192))
+        self.fs.write_new(path, files.segment_parquet_bytes(rows))
         self._written_segment(path, rows)
         return path
 
@@ -296,9 +296,7 @@ class Store:
             w.paths.append(path)
             w.actions.append({"records": path})
         for table_key, rows in changes.segment_adds:
-            # Dictionary pages pay off only in large segments; in a commit's few rows they cost a fifth
-            # of the write.
-            data = files.to_parquet_bytes(rows, row_group_size=8192, use_dictionary=rows.num_rows >= 8192)
+            data = files.segment_parquet_bytes(rows)
             action: dict[str, Any] = {"table": list(table_key), "rows": rows.num_rows}
             if len(data) <= INLINE_SEGMENT_BYTES:
                 path = layout.inline_segment_path(version, len(w.inline))
