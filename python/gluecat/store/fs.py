@@ -25,6 +25,26 @@ import pyarrow.fs as pafs
 from gluecat.errors import StorageError
 
 
+_proc: tuple[int, int | None] | None = None
+
+
+def _proc_fds() -> int | None:
+    """A handle on this process's /proc/self/fd, through which an unnamed (O_TMPFILE) file can be
+    linked to a name without privileges; None where there is no such folder or no O_TMPFILE. Opened
+    again in a forked child: the parent's handle names the parent's descriptors."""
+    global _proc
+    pid = os.getpid()
+    if _proc is None or _proc[0] != pid:
+        fds = None
+        if hasattr(os, "O_TMPFILE"):
+            try:
+                fds = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+            except OSError:
+                pass
+        _proc = (pid, fds)
+    return _proc[1]
+
+
 @dataclass(frozen=True)
 class WarehouseFS:
     """A warehouse root on some file system, with paths relative to that root."""
@@ -100,24 +120,16 @@ class WarehouseFS:
         """
         if self.local:
             path = self.full(rel)
-            tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
-            with open(tmp, "xb") as f:
-                f.write(data)
-                if self.fsync:
-                    f.flush()
-                    os.fsync(f.fileno())
-            try:
-                os.link(tmp, path)
-            except FileExistsError:
-                return False
-            except OSError as e:
-                if e.errno == errno.EEXIST:
-                    return False
-                raise
-            finally:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            return True
+            proc_fds = _proc_fds()
+            if proc_fds is not None:
+                try:
+                    fd = os.open(os.path.dirname(path), os.O_TMPFILE | os.O_WRONLY, 0o644)
+                except OSError as e:
+                    if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                        raise
+                else:
+                    return self._publish_unnamed(fd, proc_fds, path, data)
+            return self._publish_via_temporary(path, data)
         if not self.single_writer:
             raise StorageError(
                 f"the warehouse {self.uri('')} is on a file system ({self.fs.type_name}) without an "
@@ -128,6 +140,39 @@ class WarehouseFS:
             return False
         with self.fs.open_output_stream(self.full(rel)) as f:
             f.write(data)
+        return True
+
+    def _publish_unnamed(self, fd: int, proc_fds: int, path: str, data: bytes) -> bool:
+        # An unnamed file given its name once written: no temporary name to create and delete. On ext4
+        # a create searches past recently deleted inodes, so deleting a temporary file a commit made
+        # every create slower (0.1 to 1 ms a commit on the test machine).
+        try:
+            with open(fd, "wb", closefd=False) as f:
+                f.write(data)
+                if self.fsync:
+                    f.flush()
+                    os.fsync(fd)
+            os.link(str(fd), path, src_dir_fd=proc_fds, follow_symlinks=True)
+        except FileExistsError:
+            return False
+        finally:
+            os.close(fd)
+        return True
+
+    def _publish_via_temporary(self, path: str, data: bytes) -> bool:
+        tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
+        with open(tmp, "xb") as f:
+            f.write(data)
+            if self.fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            return False
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         return True
 
     def list_names(self, rel_dir: str) -> list[str]:

@@ -1,0 +1,58 @@
+"""The commit primitive on a local disk: a whole file appears under a free name, or nothing does."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from gluecat.store import fs as fsmod
+from gluecat.store.fs import WarehouseFS
+
+
+@pytest.fixture(params=["unnamed file", "temporary name"])
+def local(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> WarehouseFS:
+    """Both ways of publishing: an unnamed (O_TMPFILE) file linked to its name, and, where the system
+    has no such files, a temporary file linked to it."""
+    if request.param == "temporary name":
+        monkeypatch.setattr(fsmod, "_proc", (os.getpid(), None))
+    elif fsmod._proc_fds() is None:
+        pytest.skip("no O_TMPFILE or /proc here")
+    (tmp_path / "log").mkdir()
+    return WarehouseFS.open(str(tmp_path), fsync=True)
+
+
+def test_publish_creates_the_whole_file_and_nothing_else(local: WarehouseFS) -> None:
+    assert local.publish("log/1.json", b'{"version":1}')
+    assert local.read_bytes("log/1.json") == b'{"version":1}'
+    assert local.list_names("log") == ["1.json"]  # no temporary file left behind
+
+
+def test_publish_under_a_taken_name_changes_nothing(local: WarehouseFS) -> None:
+    assert local.publish("log/1.json", b"first")
+    assert not local.publish("log/1.json", b"second")
+    assert local.read_bytes("log/1.json") == b"first"
+    assert local.list_names("log") == ["1.json"]
+
+
+def test_a_forked_child_publishes_through_its_own_descriptors(tmp_path: Path) -> None:
+    """The handle on /proc/self/fd names the descriptors of the process that opened it: a child
+    that used its parent's would link whatever file the parent holds under that number."""
+    if fsmod._proc_fds() is None:
+        pytest.skip("no O_TMPFILE or /proc here")
+    (tmp_path / "log").mkdir()
+    local = WarehouseFS.open(str(tmp_path), fsync=False)
+    assert local.publish("log/1.json", b"parent")
+    held = os.open(str(tmp_path / "log" / "1.json"), os.O_RDONLY)  # a descriptor the child inherits
+    try:
+        pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child reports through its exit code
+            ok = local.publish("log/2.json", b"child") and local.read_bytes("log/2.json") == b"child"
+            os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+    finally:
+        os.close(held)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert local.read_bytes("log/1.json") == b"parent"
+    assert sorted(local.list_names("log")) == ["1.json", "2.json"]
