@@ -3,11 +3,18 @@
 The latest views are kept per (store, table) and extended in place as new segments appear, so a stream
 of small writes costs O(batch) each; a view for an older snapshot (time travel) is built on demand and
 kept with that snapshot.
+
+Folding a large view's deltas into its base (``refold``) takes a while (0.4 s at a million partitions),
+so from ``BACKGROUND_REFOLD_ROWS`` base rows it runs on a thread of its own: writes go on extending the
+view meanwhile, and the first view asked for after the refold ends takes its base, keeping the deltas
+that came after it. Most of a refold is pyarrow work, which runs beside the writer's Python.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import logging
 import threading
 import weakref
 from typing import Any
@@ -23,6 +30,63 @@ _LOCK = threading.Lock()
 # deltas into one when there are more than this many of them (costs only the delta rows).
 MAX_DELTA_ROWS = 50_000
 MAX_DELTA_SEGMENTS = 64
+BACKGROUND_REFOLD_ROWS = 200_000
+PENDING_DELTA_FACTOR = 3  # past this many times the refold threshold, a view waits for the pending refold
+
+log = logging.getLogger(__name__)
+
+
+class _Refold:
+    """A refold of ``source`` running on its own thread."""
+
+    def __init__(self, source: TableView) -> None:
+        self.source = source
+        self.result: TableView | None = None
+        self.thread = threading.Thread(target=self._run, name="gluecat-refold", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            self.result = refold(self.source, self.source.segments)
+        except Exception as e:  # only an optimisation: the next view that needs one refolds itself
+            log.warning("refolding a partition view failed: %s", e)
+
+    def done(self) -> bool:
+        return not self.thread.is_alive()
+
+    def adopt(self, fresh: TableView) -> TableView | None:
+        """``fresh`` on the refolded base, if ``fresh`` still extends the view the refold started from
+        (same base, its deltas first); else None."""
+        self.thread.join()
+        folded, source, k = self.result, self.source, len(self.source.deltas)
+        if (
+            folded is None
+            or fresh.base is not source.base
+            or len(fresh.deltas) < k
+            or any(a is not b for a, b in zip(fresh.deltas, source.deltas))
+        ):
+            return None
+        return TableView(
+            n_keys=fresh.n_keys,
+            base_segments=fresh.segments,
+            base=folded.base,
+            deltas=fresh.deltas[k:],
+            delta_segments=(),
+            delta_maps=fresh.delta_maps[k:],
+            _live=folded._live,
+        )
+
+
+_REFOLDS: weakref.WeakKeyDictionary[Store, dict[Key, _Refold]] = weakref.WeakKeyDictionary()
+
+
+@atexit.register
+def _join_refolds() -> None:
+    # A refold cut off inside pyarrow while the interpreter finalises can abort the process.
+    with _LOCK:
+        pending = [r for refolds in _REFOLDS.values() for r in refolds.values()]
+    for r in pending:
+        r.thread.join(timeout=60)
 
 
 def partition_key_count(table: dict[str, Any]) -> int:
@@ -74,7 +138,13 @@ def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView
     with _LOCK:
         cached = _LATEST.setdefault(store, {}).get(table_key)
     if cached is not None and cached.segments == segments and cached.n_keys == n_keys:
-        return cached
+        if not _refold_ended(store, table_key):
+            return cached
+        fresh = _folded(store, table_key, cached)
+        with _LOCK:
+            if _LATEST[store].get(table_key) is cached:
+                _LATEST[store][table_key] = fresh
+        return fresh
     known = cached.segments if cached is not None else ()
     expanded = _expanded(store, known, segments) if cached is not None and cached.n_keys == n_keys else None
     if cached is not None and expanded is not None and tuple(expanded[: len(known)]) == known:
@@ -83,12 +153,43 @@ def view(store: Store, snap: Snapshot, table_key: Key, n_keys: int) -> TableView
         fresh = extend(cached, new_paths, [store.read_segment(p, cache=False) for p in new_paths]).renamed(
             segments
         )
-        if fresh.delta_rows() > max(MAX_DELTA_ROWS, fresh.base.num_rows // 10):
-            fresh = refold(fresh, segments)
-        elif len(fresh.deltas) > MAX_DELTA_SEGMENTS:
-            fresh = fresh.squashed()
+        fresh = _folded(store, table_key, fresh)
     else:
         fresh = fold(n_keys, segments, [store.read_segment(p, cache=False) for p in segments])
     with _LOCK:
         _LATEST.setdefault(store, {})[table_key] = fresh
+    return fresh
+
+
+def _refold_ended(store: Store, table_key: Key) -> bool:
+    with _LOCK:
+        pending = _REFOLDS.get(store, {}).get(table_key)
+    return pending is not None and pending.done()
+
+
+def _folded(store: Store, table_key: Key, fresh: TableView) -> TableView:
+    """``fresh`` refolded or squashed if its deltas have grown too big, or on the base of a refold
+    that has ended."""
+    with _LOCK:
+        refolds = _REFOLDS.setdefault(store, {})
+        pending = refolds.get(table_key)
+    limit = max(MAX_DELTA_ROWS, fresh.base.num_rows // 10)
+    if pending is not None and (pending.done() or fresh.delta_rows() > PENDING_DELTA_FACTOR * limit):
+        with _LOCK:
+            if refolds.get(table_key) is pending:
+                del refolds[table_key]
+        adopted = pending.adopt(fresh)
+        fresh, pending = (fresh if adopted is None else adopted), None
+        limit = max(MAX_DELTA_ROWS, fresh.base.num_rows // 10)
+    if fresh.delta_rows() > limit:
+        if fresh.base.num_rows < BACKGROUND_REFOLD_ROWS:
+            return refold(fresh, fresh.segments)
+        if pending is None:
+            with _LOCK:
+                if table_key not in refolds:
+                    refolds[table_key] = _Refold(fresh)
+        return fresh
+    if len(fresh.deltas) > MAX_DELTA_SEGMENTS and pending is None:
+        # (While a refold runs, squashing would make the deltas no longer extend what it started from.)
+        return fresh.squashed()
     return fresh

@@ -1,0 +1,87 @@
+"""The per-process view of a table's partitions: extended write by write, refolded as deltas grow."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.catalog import partition_views
+from gluecat.catalog.partition_views import view
+from tests.int_partitions import KEY, add, live, make
+
+
+@pytest.fixture
+def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refold past 20 delta rows, in the background from a base of 30 rows."""
+    monkeypatch.setattr(partition_views, "MAX_DELTA_ROWS", 20)
+    monkeypatch.setattr(partition_views, "BACKGROUND_REFOLD_ROWS", 30)
+
+
+def current(glue: Catalog) -> partition_views.TableView:
+    return view(glue.store, glue.store.latest(), KEY, 1)
+
+
+def test_a_large_view_is_refolded_in_the_background_while_writes_go_on(
+    warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    monkeypatch.setattr(partition_views, "PENDING_DELTA_FACTOR", 1000)  # never wait for it
+    add(glue, *range(40))
+    for k in range(40, 70):  # past 20 delta rows: refolded, the base is now big enough for the thread
+        add(glue, k)
+    assert current(glue).base.num_rows >= 40
+
+    release = threading.Event()
+    refold = partition_views.refold
+    monkeypatch.setattr(partition_views, "refold", lambda *a: release.wait(10) and refold(*a))
+    base = current(glue).base.num_rows
+    for k in range(70, 100):
+        add(glue, k)
+    started = current(glue)
+    assert started.base.num_rows == base and len(started.deltas) > 20  # the writes did not wait
+    assert live(glue) == list(range(100))  # and reads answer from base plus deltas meanwhile
+
+    release.set()
+    partition_views._REFOLDS[glue.store][KEY].thread.join()
+    add(glue, 100)
+    adopted = current(glue)
+    assert adopted.base.num_rows > base and len(adopted.deltas) < len(started.deltas)
+    assert live(glue) == list(range(101))
+
+
+def test_a_reader_takes_a_refold_that_ended_without_a_write(
+    warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    monkeypatch.setattr(partition_views, "PENDING_DELTA_FACTOR", 1000)
+    add(glue, *range(40))
+    for k in range(40, 70):
+        add(glue, k)
+    release = threading.Event()
+    refold = partition_views.refold
+    monkeypatch.setattr(partition_views, "refold", lambda *a: release.wait(10) and refold(*a))
+    base = current(glue).base.num_rows
+    for k in range(70, 100):
+        add(glue, k)
+    pending = partition_views._REFOLDS[glue.store][KEY]
+    release.set()
+    pending.thread.join()
+    assert current(glue).base.num_rows > base
+    assert live(glue) == list(range(100))
+
+
+def test_a_refold_is_not_taken_by_a_view_that_no_longer_extends_it(
+    warehouse: str, small_limits: None
+) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    add(glue, *range(40))
+    add(glue, 40)
+    source = current(glue)
+    pending = partition_views._Refold(source)
+    add(glue, 41)
+    folded_again = partition_views.fold(1, source.segments, [source.base, *source.deltas])
+    assert pending.adopt(folded_again) is None  # the same rows, but not the base it started from
+    adopted = pending.adopt(current(glue))
+    assert adopted is not None and adopted.base.num_rows == 41 and len(adopted.deltas) == 1
