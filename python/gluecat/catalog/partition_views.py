@@ -63,7 +63,7 @@ class _Refold:
             folded is None
             or fresh.base is not source.base
             or len(fresh.deltas) < k
-            or any(a is not b for a, b in zip(fresh.deltas, source.deltas))
+            or any(a is not b for a, b in zip(fresh.deltas[:k], source.deltas, strict=True))
         ):
             return None
         return TableView(

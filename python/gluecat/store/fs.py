@@ -24,7 +24,6 @@ import pyarrow.fs as pafs
 
 from gluecat.errors import StorageError
 
-
 _proc: tuple[int, int | None] | None = None
 
 
@@ -37,10 +36,8 @@ def _proc_fds() -> int | None:
     if _proc is None or _proc[0] != pid:
         fds = None
         if hasattr(os, "O_TMPFILE"):
-            try:
+            with contextlib.suppress(OSError):
                 fds = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-            except OSError:
-                pass
         _proc = (pid, fds)
     return _proc[1]
 
