@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gluecat import expressions as ex
-from gluecat.catalog import compaction, indexes, paging
+from gluecat.catalog import compaction, group_commit, indexes, paging
 from gluecat.catalog.context import Context, require_table
 from gluecat.catalog.partition_rows import (
     IndexLookup,
@@ -117,8 +117,10 @@ def _adding(
     *,
     if_not_exists: bool = False,
     collect_errors: bool,
+    added: set[str] | frozenset[str] = frozenset(),
 ) -> _Batch:
-    """Check new partitions against the table, its indexes and each other."""
+    """Check new partitions against the table, its indexes and each other, and against ``added``: the
+    partitions earlier requests of the same commit add."""
     n_keys = partition_key_count(table)
     v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n_keys)
     check_indexed = indexes.new_partition_check(table, indexes.validating_indexes(snap, table))
@@ -127,7 +129,7 @@ def _adding(
     batch = _Batch(rows=[], errors=[], vks=vks)
     identities = [value_key(part["Values"]) for part in inputs]
     existing = v.existing(set(identities))
-    seen: set[str] = set()
+    seen: set[str] = set(added)
     for i, part in enumerate(inputs):
         values = part["Values"]
         vk = identities[i]
@@ -156,7 +158,8 @@ def _adding(
         batch.rows.append((values, _partition_doc(ctx, table, part, now)))
         vks.append(vk)
     limit = ctx.limits.partitions_per_table
-    if batch.rows and v.upper_bound() + len(batch.rows) > limit and v.count() + len(batch.rows) > limit:
+    adding = len(added) + len(batch.rows)
+    if batch.rows and v.upper_bound() + adding > limit and v.count() + adding > limit:
         raise ResourceNumberLimitExceededException(
             f"table {table['DatabaseName']}.{table['Name']} would exceed {ctx.limits.partitions_per_table} partitions"
         )
@@ -164,30 +167,50 @@ def _adding(
 
 
 def create_partition(ctx: Context, database: str, table_name: str, part: dict[str, Any]) -> None:
-    def build(snap: Snapshot) -> tuple[Changes, None]:
-        table = require_table(snap, database, table_name)
-        batch = _adding(ctx, snap, table, [part], collect_errors=False)
-        changes = Changes()
-        _commit_rows(table, batch.rows, changes, batch.vks)
-        return changes, None
-
-    ctx.store.commit("CreatePartition", build)
-    compaction.after_write(ctx, database, table_name)
+    _add(ctx, database, table_name, group_commit.Request([part], collect_errors=False))
 
 
 def batch_create_partition(
     ctx: Context, database: str, table_name: str, parts: list[dict[str, Any]]
 ) -> dict[str, Any]:
-    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
-        table = require_table(snap, database, table_name)
-        batch = _adding(ctx, snap, table, parts, collect_errors=True)
-        changes = Changes()
-        _commit_rows(table, batch.rows, changes, batch.vks)
-        return changes, {"Errors": batch.errors}
-
-    result = ctx.store.commit("BatchCreatePartition", build)
-    compaction.after_write(ctx, database, table_name)
+    result = _add(ctx, database, table_name, group_commit.Request(parts, collect_errors=True))
+    assert result is not None
     return result
+
+
+def _add(
+    ctx: Context, database: str, table_name: str, request: group_commit.Request[dict[str, Any]]
+) -> dict[str, Any] | None:
+    """Add partitions in a commit shared with the other additions to the table queued meanwhile."""
+
+    def commit(group: list[group_commit.Request[Any]]) -> None:
+        def build(snap: Snapshot) -> tuple[Changes, list[tuple[Any, Any]]]:
+            table = require_table(snap, database, table_name)
+            rows: list[tuple[list[str], dict[str, Any] | None]] = []
+            vks: list[str] = []
+            added: set[str] = set()
+            outcomes: list[tuple[Any, Any]] = []  # (result, error) of each request, in order
+            for r in group:
+                try:
+                    batch = _adding(ctx, snap, table, r.parts, collect_errors=r.collect_errors, added=added)
+                except GlueError as e:
+                    outcomes.append((None, e))
+                    continue
+                rows.extend(batch.rows)
+                vks.extend(batch.vks or [])
+                added.update(batch.vks or [])
+                outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
+            changes = Changes()
+            _commit_rows(table, rows, changes, vks)
+            return changes, outcomes
+
+        single = len(group) == 1 and not group[0].collect_errors
+        outcomes = ctx.store.commit("CreatePartition" if single else "BatchCreatePartition", build)
+        for r, (result, error) in zip(group, outcomes, strict=True):
+            r.result, r.error = result, error
+        compaction.after_write(ctx, database, table_name)
+
+    return group_commit.submit(ctx.store, (database, table_name), request, commit)
 
 
 def _existing_doc(
