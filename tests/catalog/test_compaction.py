@@ -172,3 +172,34 @@ def test_a_reader_catches_up_on_merges_of_merges_without_rereading_the_table(
     assert compaction.compact_table(glue._ctx, *KEY)
     assert live(glue) == list(range(6))
     assert folds == []  # it swapped names and read only the new segment
+
+
+def test_a_merged_run_holds_each_identity_once_with_its_newest_row(warehouse: str) -> None:
+    """A run whose identities are all distinct is kept in commit order (nothing to drop); one that
+    repeats an identity keeps its newest row, and deletions stay to cancel older segments' rows."""
+    glue = make(Catalog(warehouse, background_merges=False))
+    add(glue, 9, 3)
+    add(glue, 1)
+    merged = compaction._merged(glue.store, 1, segments(glue), keep_deletions=True)
+    assert merged.column("p0").to_pylist() == ["9", "3", "1"]
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["3"])
+    glue.update_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionValueList=["9"],
+        PartitionInput={"Values": ["9"], "StorageDescriptor": {"Location": "s3://b/t/new"}},
+    )
+    merged = compaction._merged(glue.store, 1, segments(glue), keep_deletions=True)
+    newest = {
+        vk: (tomb, loc)
+        for vk, tomb, loc in zip(
+            *(merged.column(c).to_pylist() for c in ("p0", "_tomb", "Location")), strict=True
+        )
+    }
+    assert merged.num_rows == 3 and newest == {
+        "1": (False, "s3://b/t/k=1/"),
+        "3": (True, None),
+        "9": (False, "s3://b/t/new"),
+    }
+    dropped = compaction._merged(glue.store, 1, segments(glue), keep_deletions=False)
+    assert sorted(dropped.column("p0").to_pylist()) == ["1", "9"]

@@ -31,7 +31,13 @@ import pyarrow.compute as pc
 
 from gluecat.catalog import indexes
 from gluecat.catalog.context import TABLE, Context
-from gluecat.catalog.partition_rows import dedupe_last, latest_by_identity, segment_schema, sort_by_identity
+from gluecat.catalog.partition_rows import (
+    dedupe_last,
+    distinct_identities,
+    latest_by_identity,
+    segment_schema,
+    sort_by_identity,
+)
 from gluecat.catalog.partition_views import partition_key_count
 from gluecat.expressions import key_type, typed_column
 from gluecat.store.snapshot import Changes, Key, Snapshot, run_at
@@ -54,6 +60,10 @@ log = logging.getLogger(__name__)
 def _merged(store: Store, n_keys: int, paths: tuple[str, ...], *, keep_deletions: bool) -> pa.Table:
     schema = segment_schema(n_keys)
     rows = pa.concat_tables([store.read_segment(p, cache=False).select(schema.names) for p in paths])
+    if distinct_identities(rows) and (keep_deletions or not pc.any(rows.column("_tomb")).as_py()):
+        # Already one row an identity, as a merge keeps: the run's order can stay (readers sort as they
+        # fold), which spares copying every row (a third of a 100,000-row merge).
+        return rows
     if keep_deletions:
         return latest_by_identity(rows, keep_deletions=True)
     return dedupe_last(rows)
