@@ -577,6 +577,59 @@ def test_a_batch_checks_what_its_partitions_share_once_and_still_names_the_first
     assert "Location" not in got["StorageDescriptor"] and got["StorageDescriptor"]["SerdeInfo"] == serde
 
 
+_SHARED_SD = {"Columns": [{"Name": "id", "Type": "bigint"}], "SerdeInfo": {"Parameters": {"a": "b"}}}
+_ODD_SD = {"Columns": [{"Name": "", "Type": "int"}]}  # invalid: refused wherever it appears
+
+
+@st.composite
+def partition_batches(draw: st.DrawFn) -> list[Any]:
+    """Batches that are mostly uniform (what the batch check takes in one pass), with odd items mixed in."""
+    text = st.one_of(st.text(max_size=6), st.text(alphabet="ab/=\t\né", max_size=4), st.just("v" * 1025))
+    location = st.one_of(text.map(lambda t: "s3://b/" + t), st.just("x" * 2057), st.none(), st.integers())
+    item = st.fixed_dictionaries(
+        {
+            "Values": st.one_of(st.lists(text, max_size=3), st.lists(st.integers(), max_size=1), st.none()),
+            "StorageDescriptor": st.builds(
+                lambda members, loc: {**members, "Location": loc} if loc != "absent" else dict(members),
+                st.sampled_from([_SHARED_SD, _ODD_SD, {**_SHARED_SD, "Owner": "me"}, {}]),
+                st.one_of(location, st.just("absent")),
+            ),
+        },
+        optional={"Parameters": st.just({"k": "v"})},
+    )
+    if draw(st.booleans()):
+        return draw(st.lists(st.one_of(item, st.just("not a dict")), min_size=1, max_size=5))
+    # Uniform but for values and locations, one of which may still break a rule anywhere in the batch.
+    members = draw(st.sampled_from([_SHARED_SD, _SHARED_SD, _ODD_SD, {}]))
+    nice = st.text(alphabet="ab12-/=", max_size=6)
+    batch = [
+        {"Values": values, "StorageDescriptor": {**members, "Location": "s3://b/" + loc}}
+        for values, loc in draw(st.lists(st.tuples(st.lists(nice, max_size=3), nice), min_size=1, max_size=8))
+    ]
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(batch) - 1))
+        if draw(st.booleans()):
+            batch[at]["Values"] = draw(st.lists(text, min_size=1, max_size=2))
+        else:
+            batch[at]["StorageDescriptor"]["Location"] = draw(location)
+    return batch
+
+
+@settings(max_examples=300, deadline=None)
+@given(partition_batches())
+def test_a_batch_is_checked_as_its_partitions_one_by_one_would_be(batch: list[Any]) -> None:
+    def one_by_one() -> list[dict[str, Any]]:
+        checked: shapes.Checked = {}
+        return [shapes.check_partition_input(p, f"Add[{i}]", checked) for i, p in enumerate(batch)]
+
+    try:
+        expected = one_by_one()
+    except InvalidInputException as e:
+        assert refusal(lambda b: shapes.check_partition_inputs(b, "Add"), batch) == e.message
+        return
+    assert shapes.check_partition_inputs(batch, "Add") == expected
+
+
 def test_partition_value_lists() -> None:
     raw = {"Values": ["2024", "v" * 1024]}
     out = shapes.check_partition_value_list(raw, "PartitionsToDelete[0]")

@@ -66,10 +66,7 @@ class PartitionOperations:
         self._catalog(CatalogId)
         db, table = self._names(DatabaseName, TableName)
         items = _list(PartitionInputList, "PartitionInputList", 100)
-        checked: shapes.Checked = {}
-        parts = [
-            shapes.check_partition_input(p, f"PartitionInputList[{i}]", checked) for i, p in enumerate(items)
-        ]
+        parts = shapes.check_partition_inputs(items, "PartitionInputList")
         return response(partitions.batch_create_partition(self._ctx, db, table, parts))
 
     @operation("UpdatePartition")
@@ -277,8 +274,7 @@ class PartitionOperations:
         CommitVersion - 1 exactly (no other commit came in between).
         """
         db, table = self._names(DatabaseName, TableName)
-        checked: shapes.Checked = {}
-        add = [shapes.check_partition_input(p, f"Add[{i}]", checked) for i, p in enumerate(Add or [])]
+        add = shapes.check_partition_inputs(list(Add or []), "Add")
         drop = [_values(v, f"Drop[{i}]") for i, v in enumerate(Drop or [])]
         based_on = partitions.commit_partitions(
             self._ctx, db, table, add, drop, if_not_exists=bool(IfNotExists), if_exists=bool(IfExists)
