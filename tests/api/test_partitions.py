@@ -422,6 +422,23 @@ def test_once_an_index_exists_new_partitions_are_validated(glue: Catalog) -> Non
     with pytest.raises(InvalidInputException, match="U\\+0000"):
         glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("Bo\u0000oks", "2020"))
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("Books", "2020"))
+    # In a batch, only the partitions an index cannot hold are refused, each with its own error.
+    out = glue.batch_create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInputList=[
+            part("Books", "2021"),
+            part("Books", "x"),
+            part("Bo\u0001oks", "2022"),
+            part("Toys", "2021"),
+        ],
+    )
+    assert [(e["PartitionValues"], e["ErrorDetail"]["ErrorCode"]) for e in out["Errors"]] == [
+        (["Books", "x"], "InvalidInputException"),
+        (["Bo\u0001oks", "2022"], "InvalidInputException"),
+    ]
+    names = glue.get_partitions(DatabaseName="db", TableName="t")["Partitions"]
+    assert sorted(p["Values"] for p in names) == [["Books", "2020"], ["Books", "2021"], ["Toys", "2021"]]
 
 
 def test_indexed_keys_cannot_be_renamed_retyped_or_reordered(glue: Catalog) -> None:

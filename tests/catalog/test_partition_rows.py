@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gluecat.catalog.partition_rows import extend, fold, refold, segment_table, value_key
+from gluecat.catalog.partition_rows import extend, fold, refold, segment_table, value_key, value_keys
 from gluecat.store import codec
 
 TRICKY = ['x"y', "a\\b", "é", "\x7f", "\t", "a,b", '"]', '["', "", "\x00"]
@@ -28,6 +28,13 @@ def test_identity_is_compact_json_of_the_values() -> None:
 @given(st.lists(st.text(alphabet=st.sampled_from(list('ab",\\[]é\t\x00\x7f ')), max_size=4), max_size=4))
 def test_identity_equals_json_for_any_values(values: list[str]) -> None:
     assert value_key(values) == as_json(values)
+
+
+@given(
+    st.lists(st.lists(st.text(alphabet=st.sampled_from(list('ab",\\é\x00\x7f ')), max_size=3), max_size=3))
+)
+def test_identities_of_a_batch_are_each_partitions_identity(batch: list[list[str]]) -> None:
+    assert value_keys(batch) == [value_key(values) for values in batch]
 
 
 locations = st.text(alphabet=st.sampled_from(list('ab/"\\é\t\x00\x7f\u2028:')), max_size=6)

@@ -47,6 +47,19 @@ def value_key(values: Sequence[str]) -> str:
     return _VK.encode(list(values))
 
 
+def value_keys(values: list[list[str]]) -> list[str]:
+    """value_key of each; a batch whose values are all printable ASCII without quote or backslash (the
+    common case) is checked once as a whole."""
+    if values and min(map(len, values)) > 0:
+        try:
+            text = "".join(itertools.chain.from_iterable(values))
+        except TypeError:  # not all strings
+            return [value_key(v) for v in values]
+        if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+            return ['["' + '","'.join(v) + '"]' for v in values]
+    return [value_key(v) for v in values]
+
+
 def bucket_of(vk: str) -> int:
     return zlib.crc32(vk.encode()) % BUCKETS
 
@@ -177,7 +190,7 @@ def segment_table(
     """Rows of (values, partition document or None for a deletion) as a segment table; ``vks`` are the
     rows' identities when the caller has them already."""
     if vks is None:
-        vks = [value_key(values) for values, _ in rows]
+        vks = value_keys([values for values, _ in rows])
     docs = [doc for _, doc in rows]
     if all(len(values) == n_keys for values, _ in rows):
         cols = [list(c) for c in zip(*[values for values, _ in rows], strict=True)] or [

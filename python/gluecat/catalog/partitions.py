@@ -23,6 +23,7 @@ from gluecat.catalog.partition_rows import (
     TableView,
     segment_table,
     value_key,
+    value_keys,
 )
 from gluecat.catalog.partition_views import partition_key_count, view
 from gluecat.errors import (
@@ -123,11 +124,14 @@ def _adding(
     partitions earlier requests of the same commit add."""
     n_keys = partition_key_count(table)
     v = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), n_keys)
-    check_indexed = indexes.new_partition_check(table, indexes.validating_indexes(snap, table))
+    active = indexes.validating_indexes(snap, table)
+    check_indexed = indexes.new_partition_check(table, active)
     now = datetime.now(UTC)
     vks: list[str] = []
     batch = _Batch(rows=[], errors=[], vks=vks)
-    identities = [value_key(part["Values"]) for part in inputs]
+    values_list = [part["Values"] for part in inputs]
+    indexed_fine = not active or indexes.new_partitions_fine(table, active, values_list)
+    identities = value_keys(values_list)
     existing = v.existing(set(identities))
     seen: set[str] = set(added)
     for i, part in enumerate(inputs):
@@ -146,7 +150,8 @@ def _adding(
                 raise AlreadyExistsException(
                     f"Partition {values} already exists in {table['DatabaseName']}.{table['Name']}."
                 )
-            check_indexed(values)
+            if not indexed_fine:
+                check_indexed(values)
         except GlueError as e:
             if not collect_errors:
                 raise
