@@ -595,3 +595,20 @@ def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Ca
     assert (
         glue.partitions_unchanged_since("db", "t", glue.warehouse_version() + 1) is None
     )  # not yet committed
+
+
+def test_parameter_keys_that_look_like_storage_markers_survive_a_new_process(
+    glue: Catalog, warehouse: str
+) -> None:
+    """gluecat stores timestamps as {"$t": ...}: a map whose only key is "$t" must still come back a map."""
+    make_table(glue, "t", [("k", "string")])
+    odd = {"$t": "5"}
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={**part("a"), "Parameters": odd})
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[{**part("b"), "Parameters": {"$b": "aGk="}}]
+    )
+    fresh = Catalog(warehouse)  # reads the documents back from their files
+    got = fresh.get_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])["Partition"]
+    assert got["Parameters"] == odd
+    pages = fresh.get_partitions(DatabaseName="db", TableName="t")["Partitions"]
+    assert {p["Values"][0]: p["Parameters"] for p in pages} == {"a": odd, "b": {"$b": "aGk="}}

@@ -1,7 +1,10 @@
 """Encoding of catalog documents (nested dicts of Glue shapes) to JSON text and back.
 
 Timestamps and binary values survive the round trip: a datetime becomes {"$t": epoch microseconds} and
-bytes become {"$b": base64}. Keys of documents never start with "$", so the markers are unambiguous.
+bytes become {"$b": base64}. A key of the document's own that starts with "$" (a Parameters map may
+hold any key, "$t" too) is stored with one more "$" in front, so the markers are unambiguous; only the
+rare document that has such a key, or bytes, is walked to do that. (A number under a key "$t" is taken
+for a timestamp's marker: no Glue shape has a map of numbers.)
 """
 
 from __future__ import annotations
@@ -9,6 +12,7 @@ from __future__ import annotations
 import base64
 import functools
 import json
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -46,14 +50,43 @@ def _hook(d: dict[str, Any]) -> Any:
     return d
 
 
+def _unescaping_hook(d: dict[str, Any]) -> Any:
+    d = _hook(d)
+    if type(d) is dict and any(k.startswith("$$") for k in d):
+        return {k[1:] if k.startswith("$$") else k: v for k, v in d.items()}
+    return d
+
+
+def _escaped(doc: Any) -> Any:
+    """``doc`` with each key that starts with "$" given another "$" (datetimes and bytes left as they
+    are: the encoder writes their markers)."""
+    if isinstance(doc, dict):
+        return {
+            ("$" + k if isinstance(k, str) and k.startswith("$") else k): _escaped(v) for k, v in doc.items()
+        }
+    if isinstance(doc, (list, tuple)):
+        return [_escaped(v) for v in doc]
+    return doc
+
+
 _ENCODER = json.JSONEncoder(default=_default, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _DECODER = json.JSONDecoder(object_hook=_hook)
+_UNESCAPING_DECODER = json.JSONDecoder(object_hook=_unescaping_hook)
+# A quote then "$" that is not a timestamp marker: a key of the document's own, or a bytes marker (rare).
+_DOLLAR = re.compile(r'"\$(?!t":-?[0-9])')
 
 
 def dumps(doc: Any) -> str:
     """Canonical JSON text of a document (sorted keys, no spaces)."""
-    return _ENCODER.encode(doc)
+    text = _ENCODER.encode(doc)
+    if _DOLLAR.search(text) is None:
+        return text
+    return _ENCODER.encode(_escaped(doc))
 
 
 def loads(text: str | bytes) -> Any:
-    return _DECODER.decode(text if isinstance(text, str) else text.decode())
+    if not isinstance(text, str):
+        text = text.decode()
+    # Escaped keys start with "$$"; text without that needs no unescaping (a "$$" inside a string value
+    # only costs the slower hook).
+    return (_UNESCAPING_DECODER if '"$$' in text else _DECODER).decode(text)
