@@ -56,3 +56,36 @@ def test_a_forked_child_publishes_through_its_own_descriptors(tmp_path: Path) ->
     assert os.waitstatus_to_exitcode(status) == 0
     assert local.read_bytes("log/1.json") == b"parent"
     assert sorted(local.list_names("log")) == ["1.json", "2.json"]
+
+
+def synced(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths os.fsync is called on from now on (folders end in "/")."""
+    calls: list[str] = []
+    real = os.fsync
+
+    def record(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        calls.append(path + "/" if os.path.isdir(path) else path)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", record)
+    return calls
+
+
+def test_with_fsync_a_published_name_is_on_disk_before_publish_returns(
+    local: WarehouseFS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Syncing a file does not sync its name: the folder holding the new entry is synced after the link."""
+    calls = synced(monkeypatch)
+    assert local.publish("log/1.json", b"x")
+    assert calls[-1] == local.full("log") + "/"
+    assert len(calls) == 2  # the content, then the name
+
+
+def test_without_fsync_nothing_is_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "log").mkdir()
+    local = WarehouseFS.open(str(tmp_path), fsync=False)
+    calls = synced(monkeypatch)
+    assert local.publish("log/1.json", b"x")
+    local.sync_folder("log")
+    assert calls == []

@@ -255,3 +255,18 @@ def test_a_small_segment_travels_in_its_log_entry_and_a_lost_race_forgets_its_na
     assert first.read_segment(theirs_path).column("who").to_pylist() == ["theirs"]
     assert Store(warehouse).read_segment(mine_path).column("who").to_pylist() == ["mine"]
     assert os.listdir(os.path.join(warehouse, layout.DATA_DIR)) == []
+
+
+def test_with_fsync_a_commits_data_files_and_their_names_are_synced_before_its_entry(
+    warehouse: str, monkeypatch
+) -> None:
+    """After a power failure a published entry must not name a file whose folder entry was lost."""
+    from tests.store.test_fs import synced
+
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+    calls = synced(monkeypatch)
+    s.commit("Put", put("thing", ("y",), 2))  # writes a record file, then the entry
+    data, log = f"{warehouse}/{layout.DATA_DIR}/", f"{warehouse}/{layout.LOG_DIR}/"
+    assert data in calls and log in calls
+    assert calls.index(data) < calls.index(log) == len(calls) - 1

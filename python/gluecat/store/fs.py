@@ -7,9 +7,10 @@ its final name, which fails atomically if the name exists (the same trick Delta 
 uses). File systems without such a primitive are opened read-only unless the caller declares itself the
 only writer; docs/storage.md says what an object store must offer.
 
-With ``fsync`` (the default) every file is on stable storage before the commit naming it is published,
-so a commit survives a power failure; without it a commit survives the death of the process (the
-operating system still holds it) but not of the machine.
+With ``fsync`` (the default) every file, and its name in its folder, is on stable storage before the
+commit naming it is published, and the commit's log entry is before the call returns, so a commit
+survives a power failure; without it a commit survives the death of the process (the operating system
+still holds it) but not of the machine.
 """
 
 from __future__ import annotations
@@ -154,6 +155,7 @@ class WarehouseFS:
             return False
         finally:
             os.close(fd)
+        self._sync_folder_of(path)
         return True
 
     def _publish_via_temporary(self, path: str, data: bytes) -> bool:
@@ -170,7 +172,23 @@ class WarehouseFS:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+        self._sync_folder_of(path)
         return True
+
+    def sync_folder(self, rel_dir: str) -> None:
+        """With ``fsync``, put the names of the files written in a local folder on stable storage (a
+        file's fsync does not cover its name)."""
+        if self.local:
+            self._sync_folder_of(self.full(rel_dir) + "/")
+
+    def _sync_folder_of(self, path: str) -> None:
+        if not self.fsync:
+            return
+        fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def list_names(self, rel_dir: str) -> list[str]:
         """Names of the files directly in a folder, or [] if it does not exist."""

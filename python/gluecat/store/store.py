@@ -258,6 +258,7 @@ class Store:
         naming it, the caller calls ``discard_segment``."""
         path = f"{layout.DATA_DIR}/{uuid.uuid4().hex}.partitions.parquet"
         self.fs.write_new(path, files.segment_parquet_bytes(rows))
+        self.fs.sync_folder(layout.DATA_DIR)
         self._written_segment(path, rows)
         return path
 
@@ -309,6 +310,8 @@ class Store:
             self._written_segment(path, rows)
             w.seg_adds.append((table_key, path))
             w.actions.append({"add_segment": path, **action})
+        if w.paths:
+            self.fs.sync_folder(layout.DATA_DIR)
         for table_key, path in changes.segment_removes:
             w.seg_removes.append((table_key, path))
             w.actions.append({"remove_segment": path, "table": list(table_key)})
