@@ -270,3 +270,30 @@ def test_with_fsync_a_commits_data_files_and_their_names_are_synced_before_its_e
     data, log = f"{warehouse}/{layout.DATA_DIR}/", f"{warehouse}/{layout.LOG_DIR}/"
     assert data in calls and log in calls
     assert calls.index(data) < calls.index(log) == len(calls) - 1
+
+
+def test_a_data_file_the_file_system_refuses_part_way_leaves_nothing_behind(
+    warehouse: str, monkeypatch
+) -> None:
+    from gluecat.store.fs import WarehouseFS
+
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("x",), 1))
+    data = os.path.join(warehouse, layout.DATA_DIR)
+    before = sorted(os.listdir(data))
+    write_new = WarehouseFS.write_new
+
+    def disk_full(self: WarehouseFS, rel: str, content: bytes) -> None:
+        write_new(self, rel, content[: len(content) // 2])  # half of it reached the disk
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(WarehouseFS, "write_new", disk_full)
+    with pytest.raises(
+        StorageError, match=r"records\.parquet: a file of the commit could not be written .*No space"
+    ):
+        s.commit("Put", put("thing", ("y",), 2))
+    monkeypatch.undo()
+    assert sorted(os.listdir(data)) == before
+    assert Store(warehouse).latest().version == 1
+    s.commit("Put", put("thing", ("y",), 2))
+    assert Store(warehouse).latest().get("thing", ("y",)) == 2

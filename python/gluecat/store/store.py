@@ -209,7 +209,15 @@ class Store:
                 if changes.is_empty():
                     return result
                 version = snap.version + 1
-                written = self._write_files(changes, commit_id, version)
+                written = Store._Written()
+                try:
+                    self._write_files(changes, commit_id, version, written)
+                except BaseException as e:
+                    self._discard(written)  # a file system that refused one file: none stays behind
+                    if isinstance(e, OSError) and written.paths:
+                        name = self.fs.uri(written.paths[-1])
+                        raise StorageError(f"{name}: a file of the commit could not be written ({e})") from e
+                    raise
                 timestamp = max(datetime.now(UTC), snap.timestamp)
                 entry = {
                     "format": layout.FORMAT_VERSION,
@@ -286,15 +294,16 @@ class Store:
             """The files this attempt wrote (deleted if it loses the race; pre-written segments are not)."""
             self.inline: list[str] = []
 
-    def _write_files(self, changes: Changes, commit_id: str, version: int) -> Store._Written:
-        w = Store._Written()
+    def _write_files(self, changes: Changes, commit_id: str, version: int, w: Store._Written) -> None:
+        """Write the files ``changes`` need into ``w``, naming each in ``w.paths`` before writing it (so
+        that a failure part way can delete what was written, even in part)."""
         w.records = [(k, key, doc) for k, key, doc in changes.puts] + [
             (k, key, None) for k, key in changes.deletes
         ]
         if w.records:
             path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.records.parquet"
-            self.fs.write_new(path, files.to_parquet_bytes(files.record_table(w.records)))
             w.paths.append(path)
+            self.fs.write_new(path, files.to_parquet_bytes(files.record_table(w.records)))
             w.actions.append({"records": path})
         for table_key, rows in changes.segment_adds:
             data = files.segment_parquet_bytes(rows)
@@ -305,8 +314,8 @@ class Store:
                 w.inline.append(path)
             else:
                 path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.partitions.parquet"
-                self.fs.write_new(path, data)
                 w.paths.append(path)
+                self.fs.write_new(path, data)
             self._written_segment(path, rows)
             w.seg_adds.append((table_key, path))
             w.actions.append({"add_segment": path, **action})
@@ -325,7 +334,6 @@ class Store:
                     "rows": self.segment_footer(into)[0],
                 }
             )
-        return w
 
     def _written_segment(self, path: str, rows: pa.Table) -> None:
         self._footers[path] = (rows.num_rows, dict(rows.schema.metadata or {}))
