@@ -72,6 +72,27 @@ def queue_up(
             time.sleep(0.001)
 
 
+def behind_a_commit(
+    glue: Catalog,
+    monkeypatch: pytest.MonkeyPatch,
+    calls: dict[str, Callable[[], Any]],
+    meanwhile: Callable[[], Any] = lambda: None,
+) -> tuple[dict[str, Any], int]:
+    """Make ``calls`` while a first call (adding partition 0) has its commit held in flight, each queued
+    after the one before; then let it go. Returns each call's outcome (the first's as "first") and the
+    warehouse version while the first was held."""
+    held, outcomes = Held(monkeypatch), {}
+    first = start(lambda: glue.batch_create_partition(**batch(0)), outcomes, "first")
+    assert held.entered.wait(10)
+    version = glue.store.latest().version
+    threads = list(queue_up(glue, calls, outcomes))
+    meanwhile()
+    held.release.set()
+    for t in [first, *threads]:
+        t.join(10)
+    return outcomes, version
+
+
 @pytest.fixture
 def glue(warehouse: str) -> Iterator[Catalog]:
     with Catalog(warehouse, background_merges=False) as catalog:
@@ -81,18 +102,11 @@ def glue(warehouse: str) -> Iterator[Catalog]:
 def test_calls_made_during_a_commit_share_the_next_one(
     glue: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held, outcomes = Held(monkeypatch), {}
-    first = start(lambda: glue.batch_create_partition(**batch(0)), outcomes, "first")
-    assert held.entered.wait(10)
-    version = glue.store.latest().version
     calls = {
         f"c{i}": (lambda i=i: glue.batch_create_partition(**batch(10 * i + 1, 10 * i + 2)))
         for i in range(1, 4)
     }
-    threads = list(queue_up(glue, calls, outcomes))
-    held.release.set()
-    for t in [first, *threads]:
-        t.join(10)
+    outcomes, version = behind_a_commit(glue, monkeypatch, calls)
     assert all(outcomes[name]["Errors"] == [] for name in ["first", *calls])
     assert glue.store.latest().version == version + 1  # three calls, one commit
     assert live(glue) == [0, 11, 12, 21, 22, 31, 32]
@@ -102,9 +116,6 @@ def test_a_group_answers_as_if_its_calls_ran_in_arrival_order(
     glue: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     add(glue, 5)
-    held, outcomes = Held(monkeypatch), {}
-    first = start(lambda: glue.batch_create_partition(**batch(0)), outcomes, "first")
-    assert held.entered.wait(10)
     calls = {
         "earlier": lambda: glue.batch_create_partition(**batch(1, 2)),
         "later": lambda: glue.batch_create_partition(**batch(2, 3, 5)),
@@ -115,10 +126,7 @@ def test_a_group_answers_as_if_its_calls_ran_in_arrival_order(
         ),
         "last": lambda: glue.batch_create_partition(**batch(4)),
     }
-    threads = list(queue_up(glue, calls, outcomes))
-    held.release.set()
-    for t in [first, *threads]:
-        t.join(10)
+    outcomes, _ = behind_a_commit(glue, monkeypatch, calls)
     assert outcomes["earlier"]["Errors"] == []
     assert [e["PartitionValues"] for e in outcomes["later"]["Errors"]] == [["2"], ["5"]]
     assert {e["ErrorDetail"]["ErrorCode"] for e in outcomes["later"]["Errors"]} == {"AlreadyExistsException"}
@@ -132,9 +140,6 @@ def test_a_group_answers_as_if_its_calls_ran_in_arrival_order(
 def test_a_failure_of_the_whole_group_reaches_every_caller_under_its_own_operation(
     glue: Catalog, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    held, outcomes = Held(monkeypatch), {}
-    first = start(lambda: glue.batch_create_partition(**batch(0)), outcomes, "first")
-    assert held.entered.wait(10)
     calls = {
         "batch": lambda: glue.batch_create_partition(**batch(1)),
         "single": lambda: glue.create_partition(
@@ -143,11 +148,10 @@ def test_a_failure_of_the_whole_group_reaches_every_caller_under_its_own_operati
             PartitionInput={"Values": ["2"], "StorageDescriptor": {"Location": "s3://b/2"}},
         ),
     }
-    threads = list(queue_up(glue, calls, outcomes))
-    glue.delete_table(DatabaseName="db", Name="t")  # before the group commits
-    held.release.set()
-    for t in [first, *threads]:
-        t.join(10)
+    # The table goes before the group commits.
+    outcomes, _ = behind_a_commit(
+        glue, monkeypatch, calls, lambda: glue.delete_table(DatabaseName="db", Name="t")
+    )
     assert isinstance(outcomes["batch"], EntityNotFoundException)
     assert isinstance(outcomes["single"], EntityNotFoundException)
     assert "BatchCreatePartition operation" in str(outcomes["batch"])
@@ -156,17 +160,10 @@ def test_a_failure_of_the_whole_group_reaches_every_caller_under_its_own_operati
 
 def test_a_group_stops_growing_at_its_partition_limit(glue: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(group_commit, "MAX_GROUP_PARTITIONS", 3)
-    held, outcomes = Held(monkeypatch), {}
-    first = start(lambda: glue.batch_create_partition(**batch(0)), outcomes, "first")
-    assert held.entered.wait(10)
-    version = glue.store.latest().version
     calls = {
         f"c{i}": (lambda i=i: glue.batch_create_partition(**batch(10 * i, 10 * i + 1))) for i in range(1, 4)
     }
-    threads = list(queue_up(glue, calls, outcomes))
-    held.release.set()
-    for t in [first, *threads]:
-        t.join(10)
+    _, version = behind_a_commit(glue, monkeypatch, calls)
     assert glue.store.latest().version == version + 3  # 2 + 2 > 3: each call commits alone
     assert live(glue) == [0, 10, 11, 20, 21, 30, 31]
 

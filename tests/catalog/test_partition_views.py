@@ -23,22 +23,30 @@ def current(glue: Catalog) -> partition_views.TableView:
     return view(glue.store, glue.store.latest(), KEY, 1)
 
 
-def test_a_large_view_is_refolded_in_the_background_while_writes_go_on(
-    warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def with_a_held_refold(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Catalog, int, threading.Event]:
+    """A table of 100 partitions whose view has a refold running on its thread, held until the event is
+    set; and the base's size when the refold started."""
     glue = make(Catalog(warehouse, background_merges=False))
     monkeypatch.setattr(partition_views, "PENDING_DELTA_FACTOR", 1000)  # never wait for it
     add(glue, *range(40))
     for k in range(40, 70):  # past 20 delta rows: refolded, the base is now big enough for the thread
         add(glue, k)
     assert current(glue).base.num_rows >= 40
-
     release = threading.Event()
     refold = partition_views.refold
     monkeypatch.setattr(partition_views, "refold", lambda *a: release.wait(10) and refold(*a))
     base = current(glue).base.num_rows
     for k in range(70, 100):
         add(glue, k)
+    return glue, base, release
+
+
+def test_a_large_view_is_refolded_in_the_background_while_writes_go_on(
+    warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glue, base, release = with_a_held_refold(warehouse, monkeypatch)
     started = current(glue)
     assert started.base.num_rows == base and len(started.deltas) > 20  # the writes did not wait
     assert live(glue) == list(range(100))  # and reads answer from base plus deltas meanwhile
@@ -54,17 +62,7 @@ def test_a_large_view_is_refolded_in_the_background_while_writes_go_on(
 def test_a_reader_takes_a_refold_that_ended_without_a_write(
     warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    glue = make(Catalog(warehouse, background_merges=False))
-    monkeypatch.setattr(partition_views, "PENDING_DELTA_FACTOR", 1000)
-    add(glue, *range(40))
-    for k in range(40, 70):
-        add(glue, k)
-    release = threading.Event()
-    refold = partition_views.refold
-    monkeypatch.setattr(partition_views, "refold", lambda *a: release.wait(10) and refold(*a))
-    base = current(glue).base.num_rows
-    for k in range(70, 100):
-        add(glue, k)
+    glue, base, release = with_a_held_refold(warehouse, monkeypatch)
     pending = partition_views._REFOLDS[glue.store][KEY]
     release.set()
     pending.thread.join()
