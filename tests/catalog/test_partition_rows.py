@@ -83,6 +83,19 @@ def test_existing_follows_the_newest_segment_that_names_an_identity() -> None:
     assert all(view.exists(vk) == (vk in view.existing({vk})) for vk in everything)
 
 
+def test_an_older_view_answers_from_its_own_segments_after_a_newer_one_was_extended_from_it() -> None:
+    """Views extended from one another share the set of identities their deltas name, as a filter: a
+    newer view's identities in it must not change what the older view says."""
+    doc = {"StorageDescriptor": {"Location": "s3://x/"}}
+    older = extend(
+        fold(1, ["s0"], [segment_table(1, [(["a"], doc)])]), ["s1"], [segment_table(1, [(["b"], doc)])]
+    )
+    newer = extend(older, ["s2"], [segment_table(1, [(["c"], doc), (["a"], None)])])
+    wanted = {value_key([v]) for v in "abc"}
+    assert older.existing(wanted) == {value_key(["a"]), value_key(["b"])}
+    assert newer.existing(wanted) == {value_key(["b"]), value_key(["c"])}
+
+
 # A segment: rows of (value, location or None for a deletion), in commit order.
 segments_strategy = st.lists(
     st.lists(st.tuples(st.sampled_from("abcdefg"), st.one_of(st.none(), st.sampled_from("xyz"))), max_size=6),

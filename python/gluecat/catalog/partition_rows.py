@@ -21,7 +21,7 @@ import threading
 import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -315,12 +315,8 @@ class IndexLookup:
 
 def delta_map(segment: pa.Table) -> dict[str, bool]:
     """Identity -> alive, for the rows of one segment (the last row of an identity wins)."""
-    return {
-        str(vk): not tomb
-        for vk, tomb in zip(
-            segment.column("_vk").to_pylist(), segment.column("_tomb").to_pylist(), strict=True
-        )
-    }
+    identities = cast(list[str], segment.column("_vk").to_pylist())  # the column is non-null
+    return dict(zip(identities, map(operator.not_, segment.column("_tomb").to_pylist()), strict=True))
 
 
 @dataclass
@@ -334,6 +330,9 @@ class TableView:
     delta_segments: tuple[str, ...]
     delta_maps: list[dict[str, bool]] = field(default_factory=list)  # one per delta, same order
     _live: set[str] | None = None
+    # Every identity the deltas name, and perhaps some that newer views of the same table name (views
+    # extended from this one add to it): a filter that spares looking a new identity up in each delta.
+    _delta_named: set[str] | None = None
     _delta_table: pa.Table | None = None
     _delta_latest: pa.Table | None = None
     _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
@@ -358,6 +357,7 @@ class TableView:
             delta_segments=(),
             delta_maps=self.delta_maps,
             _live=self._live,
+            _delta_named=self._delta_named,
             _lookups=self._lookups,
             typed_base=self.typed_base,
         )
@@ -372,6 +372,7 @@ class TableView:
             delta_segments=(),
             delta_maps=[self.delta_state()],
             _live=self._live,
+            _delta_named=self._delta_named,
             _lookups=self._lookups,
             typed_base=self.typed_base,
         )
@@ -402,13 +403,15 @@ class TableView:
         """Those of ``vks`` that are live partitions (one set operation per delta, not per identity)."""
         found: set[str] = set()
         pending = set(vks)
-        for state in reversed(self.delta_maps):
-            decided = state.keys() & pending  # iterates the smaller side
+        named = pending if self._delta_named is None else pending & self._delta_named
+        for state in reversed(self.delta_maps if named else ()):
+            decided = state.keys() & named  # iterates the smaller side
             if decided:
                 found.update(vk for vk in decided if state[vk])
                 pending -= decided
-                if not pending:
-                    return found
+                named -= decided
+                if not named:
+                    break
         return found | pending.intersection(self.base_identities())
 
     def upper_bound(self) -> int:
@@ -524,14 +527,21 @@ def refold(view: TableView, segments: Sequence[str]) -> TableView:
 
 def extend(view: TableView, segments: Sequence[str], tables: Sequence[pa.Table]) -> TableView:
     """A view with more delta segments (sharing the base and its lookup structures)."""
+    maps = [delta_map(t) for t in tables]
+    named = view._delta_named
+    if named is None:
+        named = set().union(*view.delta_maps)
+    for m in maps:
+        named.update(m)  # shared with ``view``, for which it is a filter still (see _delta_named)
     return TableView(
         n_keys=view.n_keys,
         base_segments=view.base_segments,
         base=view.base,
         deltas=view.deltas + list(tables),
         delta_segments=view.delta_segments + tuple(segments),
-        delta_maps=view.delta_maps + [delta_map(t) for t in tables],
+        delta_maps=view.delta_maps + maps,
         _live=view._live,
+        _delta_named=named,
         _lookups=view._lookups,
         typed_base=view.typed_base,
     )
