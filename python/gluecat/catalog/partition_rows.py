@@ -37,13 +37,15 @@ Key = tuple[str, ...]
 _VK = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
+def _own_json_text(text: str) -> bool:
+    """Whether ``text`` is its own JSON string body (printable ASCII without quote or backslash)."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
 def value_key(values: Sequence[str]) -> str:
     """A partition's identity: its values as compact JSON (injective, whatever characters they hold)."""
-    if values and all(type(v) is str for v in values):
-        text = "".join(values)
-        # Printable ASCII without quote or backslash is its own JSON: only brackets and commas to add.
-        if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
-            return '["' + '","'.join(values) + '"]'
+    if values and all(type(v) is str for v in values) and _own_json_text("".join(values)):
+        return '["' + '","'.join(values) + '"]'  # only brackets and commas to add
     return _VK.encode(list(values))
 
 
@@ -55,7 +57,7 @@ def value_keys(values: list[list[str]]) -> list[str]:
             text = "".join(itertools.chain.from_iterable(values))
         except TypeError:  # not all strings
             return [value_key(v) for v in values]
-        if text.isascii() and text.isprintable() and '"' not in text and "\\" not in text:
+        if _own_json_text(text):
             return ['["' + '","'.join(v) + '"]' for v in values]
     return [value_key(v) for v in values]
 
@@ -159,12 +161,6 @@ def _shared_locations(docs: list[Any], first: dict[str, Any]) -> list[str] | Non
     return locations
 
 
-def _plain_json_text(texts: list[str]) -> bool:
-    """Whether every text is its own JSON string body (printable ASCII without quote or backslash)."""
-    joined = "".join(texts)
-    return joined.isascii() and joined.isprintable() and '"' not in joined and "\\" not in joined
-
-
 def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
     """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
     table usually does) and their locations need no escaping, the text is spliced in one Arrow call."""
@@ -172,7 +168,7 @@ def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
     locations = _shared_locations(docs, first) if type(first) is dict else None
     if locations is not None:
         template = _template(first)  # type: ignore[arg-type]
-        if template is not None and _plain_json_text(locations):
+        if template is not None and _own_json_text("".join(locations)):
             head, tail = template
             text = pa.large_string()
             return pc.binary_join_element_wise(  # type: ignore[call-overload]
