@@ -20,6 +20,7 @@ import errno
 import os
 import uuid
 from dataclasses import dataclass
+from typing import BinaryIO
 
 import pyarrow.fs as pafs
 
@@ -102,10 +103,7 @@ class WarehouseFS:
         if self.local:
             path = self.full(rel)
             with open(path, "xb") as f:
-                f.write(data)
-                if self.fsync:
-                    f.flush()
-                    os.fsync(f.fileno())
+                self._write(f, data)
             return
         with self.fs.open_output_stream(self.full(rel)) as f:
             f.write(data)
@@ -146,25 +144,19 @@ class WarehouseFS:
         # every create slower (0.1 to 1 ms a commit on the test machine).
         try:
             with open(fd, "wb", closefd=False) as f:
-                f.write(data)
-                if self.fsync:
-                    f.flush()
-                    os.fsync(fd)
+                self._write(f, data)
             os.link(str(fd), path, src_dir_fd=proc_fds, follow_symlinks=True)
         except FileExistsError:
             return False
         finally:
             os.close(fd)
-        self._sync_folder_of(path)
+        self._sync_folder(os.path.dirname(path))
         return True
 
     def _publish_via_temporary(self, path: str, data: bytes) -> bool:
         tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
         with open(tmp, "xb") as f:
-            f.write(data)
-            if self.fsync:
-                f.flush()
-                os.fsync(f.fileno())
+            self._write(f, data)
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -172,19 +164,26 @@ class WarehouseFS:
         finally:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
-        self._sync_folder_of(path)
+        self._sync_folder(os.path.dirname(path))
         return True
+
+    def _write(self, f: BinaryIO, data: bytes) -> None:
+        """Write ``data`` to a new local file and, with ``fsync``, onto stable storage."""
+        f.write(data)
+        if self.fsync:
+            f.flush()
+            os.fsync(f.fileno())
 
     def sync_folder(self, rel_dir: str) -> None:
         """With ``fsync``, put the names of the files written in a local folder on stable storage (a
         file's fsync does not cover its name)."""
         if self.local:
-            self._sync_folder_of(self.full(rel_dir) + "/")
+            self._sync_folder(self.full(rel_dir))
 
-    def _sync_folder_of(self, path: str) -> None:
+    def _sync_folder(self, folder: str) -> None:
         if not self.fsync:
             return
-        fd = os.open(os.path.dirname(path), os.O_RDONLY | os.O_DIRECTORY)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
         try:
             os.fsync(fd)
         finally:
