@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 
 from hypothesis import given
@@ -94,6 +95,19 @@ def test_an_older_view_answers_from_its_own_segments_after_a_newer_one_was_exten
     wanted = {value_key([v]) for v in "abc"}
     assert older.existing(wanted) == {value_key(["a"]), value_key(["b"])}
     assert newer.existing(wanted) == {value_key(["b"]), value_key(["c"])}
+
+
+def test_a_views_identity_sets_are_not_walked_by_the_garbage_collector() -> None:
+    """At a million partitions they hold a million strings each: a set would be walked by every
+    collection that reaches it, a dict of strings is not tracked at all."""
+    doc = {"StorageDescriptor": {"Location": "s3://x/"}}
+    view = fold(1, ["s0"], [segment_table(1, [([v], doc) for v in "abc"])])
+    view = extend(view, ["s1", "s2"], [segment_table(1, [(["d"], doc)]), segment_table(1, [(["a"], None)])])
+    assert view.existing({value_key([v]) for v in "abcd"}) == {value_key([v]) for v in "bcd"}
+    folded = refold(view, ["s0", "s1", "s2"])
+    for identities in (view.base_identities(), view._delta_named, folded.base_identities()):
+        assert identities is not None and not gc.is_tracked(identities)
+    assert set(folded.base_identities()) == {value_key([v]) for v in "bcd"}
 
 
 # A segment: rows of (value, location or None for a deletion), in commit order.
