@@ -406,7 +406,7 @@ class TableView:
         found: set[str] = set()
         pending = set(vks)
         delta_named = self._delta_named
-        named = pending if delta_named is None else {vk for vk in pending if vk in delta_named}
+        named = pending if delta_named is None else delta_named.keys() & pending  # iterates the smaller side
         for state in reversed(self.delta_maps if named else ()):
             decided = state.keys() & named  # iterates the smaller side
             if decided:
@@ -415,8 +415,7 @@ class TableView:
                 named -= decided
                 if not named:
                     break
-        base = self.base_identities()
-        return found | {vk for vk in pending if vk in base}
+        return found | (self.base_identities().keys() & pending)
 
     def upper_bound(self) -> int:
         """At least the number of live partitions (cheap; exact when nothing was deleted)."""
