@@ -2,11 +2,11 @@
 
     python bench/spark_planning.py [--sizes 10000,100000] [--hive-size 10000] [--samples 15] [--warm 300]
 
-A table (v INT) partitioned by (country, category, year) is registered with N partitions; only the one
-partition a selective query selects holds a file. Measured, as medians over --samples runs of a freshly
-parsed query: SQL text to physical plan (analysis, optimization and planning, which is when gluecat
-selects the partitions) and to the first row, without and with a partition index on
-(country, category, year); the Py4J round trip of one backend call; and the rate of ALTER TABLE ADD
+For each size N, two tables (v INT) partitioned by (country, category, year) are registered with N
+partitions, one of them with a partition index on (country, category, year); only the one partition a
+selective query selects holds a file. Measured, as medians over --samples runs of a freshly parsed
+query: SQL text to physical plan (analysis, optimization and planning, which is when gluecat selects
+the partitions) and to the first row, on each table; the Py4J round trip of one backend call; and the rate of ALTER TABLE ADD
 PARTITION with 100 partitions per statement, next to Spark's own cost of such a statement (the ceiling
 for any catalog). The Hive peer runs the same statements on the same table
 shape at --hive-size in its own process (enableHiveSupport; each Spark application owns one JVM).
@@ -41,13 +41,15 @@ def partition_values(size: int) -> list[tuple[str, str, int]]:
 WARM_UP = 300
 DDL_TIMED = 150
 HIVE_DDL_TIMED = 5  # each adds 100 partitions in about 1.4 s
+HIVE_DDL_WARM = 2
+DDL_WARM = 10_000 // 100 + HIVE_DDL_WARM
+"""gluecat's timed statements come after as many ALTER TABLE ADD PARTITION statements as Hive's do
+(Hive builds its 10,000-partition table with 100 of them). With 30, the JVM was still compiling
+Spark's parser and analyser: 21-24 ms a statement, against 20.7 after 100 and 17.3 after 600."""
 
 
 def median_ms(fn: Callable[[], Any], samples: int) -> float:
-    # Class loading and the JIT compiling Spark's planner take hundreds of runs: after 60 an indexed 10k
-    # plan took 24 ms and Hive's 42, after 300 12 and 34, after 600 15 and 39 (steady, within this
-    # machine's noise). Fewer runs measure the JIT, and whichever case comes first in a process pays
-    # for it. Both catalogs get the same warm-up.
+    """Median time of ``fn`` over ``samples`` runs after WARM_UP untimed ones."""
     for _ in range(WARM_UP):
         fn()
     times = []
@@ -63,19 +65,40 @@ def add_partition_sql(table: str, batch: list[tuple[str, str, int]]) -> str:
     return f"ALTER TABLE {table} ADD {specs}"
 
 
-def measure_queries(spark: Any, table: str, samples: int) -> dict[str, float]:
-    query = QUERY.format(t=table)
-    rows = spark.sql(query).collect()
-    assert len(rows) == 1, rows  # the selected partition's one row: the selection is right
-    return {
-        "plan ms": median_ms(lambda: spark.sql(query)._jdf.queryExecution().executedPlan(), samples),
-        "first row ms": median_ms(lambda: spark.sql(query).first(), samples),
+def measure_queries(spark: Any, tables: dict[str, str], samples: int) -> dict[str, dict[str, float]]:
+    """Median plan and first-row times of the selective query on each of ``tables`` (case -> table).
+
+    Class loading and the JIT compiling Spark's planner take hundreds of runs: after 60 an indexed 10k
+    plan took 24 ms and Hive's 42, after 300 12 and 34, after 600 15 and 39 (steady, within this
+    machine's noise). So every case runs WARM_UP times before any is timed, and the timed runs go
+    round the cases, so that what the JVM still compiles, and the machine's drift, fall on all of them
+    alike (timing each case after its own warm-up made the first case measured 1.5-2x slower than the
+    same query on a table ten times bigger measured later). Hive's one case gets the same warm-up.
+    """
+    queries = {case: QUERY.format(t=table) for case, table in tables.items()}
+    for case, query in queries.items():
+        rows = spark.sql(query).collect()
+        assert len(rows) == 1, (case, rows)  # the selected partition's one row: the selection is right
+    steps = {
+        "plan ms": lambda q: spark.sql(q)._jdf.queryExecution().executedPlan(),
+        "first row ms": lambda q: spark.sql(q).first(),
     }
+    for _ in range(WARM_UP):
+        for query in queries.values():
+            for step in steps.values():
+                step(query)
+    times: dict[str, dict[str, list[float]]] = {case: {name: [] for name in steps} for case in queries}
+    for _ in range(samples):
+        for case, query in queries.items():
+            for name, step in steps.items():
+                start = time.perf_counter()
+                step(query)
+                times[case][name].append((time.perf_counter() - start) * 1000)
+    return {case: {name: statistics.median(t) for name, t in m.items()} for case, m in times.items()}
 
 
 def ddl_rate(spark: Any, table: str, warm: int, timed: int) -> float:
-    """Partitions per second added by ALTER TABLE ADD PARTITION, 100 per statement, after ``warm`` statements
-    (the JVM compiles Spark's parser and analyzer paths during the first few dozen)."""
+    """Partitions per second added by ALTER TABLE ADD PARTITION, 100 per statement, after ``warm`` statements."""
     fresh = [("DDL", k, 3000 + y) for y in range((warm + timed) * 5) for k in CATEGORIES]
     batches = [fresh[i : i + 100] for i in range(0, (warm + timed) * 100, 100)]
     for batch in batches[:warm]:
@@ -96,6 +119,39 @@ def ddl_floor_ms(spark: Any, table: str, samples: int) -> float:
     return median_ms(lambda: spark.sql(again), samples)
 
 
+def make_table(spark: Any, catalog: Any, name: str, size: int, indexed: bool) -> None:
+    """bench.<name> with ``size`` partitions, registered in bulk through the Python API; only the
+    partition the query selects holds a file."""
+    table = f"glue.bench.{name}"
+    spark.sql(
+        f"CREATE TABLE {table} (v INT, country STRING, category STRING, year INT) USING parquet "
+        "PARTITIONED BY (country, category, year)"
+    )
+    glue = catalog.get_table(DatabaseName="bench", Name=name)["Table"]
+    sd = glue["StorageDescriptor"]
+    values = partition_values(size)
+    for i in range(0, len(values), 10_000):
+        add = [
+            {
+                "Values": [c, k, str(y)],
+                "StorageDescriptor": {**sd, "Location": f"{sd['Location']}/x/{c}/{k}/{y}"},
+            }
+            for c, k, y in values[i : i + 10_000]
+        ]
+        catalog.commit_partitions(DatabaseName="bench", TableName=name, Add=add)
+    spark.sql(f"INSERT INTO {table} VALUES (1, 'US', 'c07', 1950)")
+    if not indexed:
+        return
+    spark.sql(
+        f"CALL glue.system.create_partition_index(table => 'bench.{name}', index_name => 'cky', "
+        "keys => 'country,category,year')"
+    )
+    while (
+        spark.sql(f"CALL glue.system.partition_indexes(table => 'bench.{name}')").first().status != "ACTIVE"
+    ):
+        time.sleep(0.5)
+
+
 def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
     from gluecat import Catalog
     from gluecat.spark import session
@@ -106,40 +162,18 @@ def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
     catalog = Catalog(root)
     spark.sql("CREATE NAMESPACE glue.bench")
     results: dict[str, Any] = {"sizes": {}, "samples": samples, "warm": WARM_UP}
+    tables: dict[str, str] = {}
     for size in sizes:
-        table = f"glue.bench.t{size}"
-        spark.sql(
-            f"CREATE TABLE {table} (v INT, country STRING, category STRING, year INT) USING parquet "
-            "PARTITIONED BY (country, category, year)"
-        )
-        glue = catalog.get_table(DatabaseName="bench", Name=f"t{size}")["Table"]
-        sd = glue["StorageDescriptor"]
-        values = partition_values(size)
-        for i in range(0, len(values), 10_000):  # registered in bulk through the Python API
-            add = [
-                {
-                    "Values": [c, k, str(y)],
-                    "StorageDescriptor": {**sd, "Location": f"{sd['Location']}/x/{c}/{k}/{y}"},
-                }
-                for c, k, y in values[i : i + 10_000]
-            ]
-            catalog.commit_partitions(DatabaseName="bench", TableName=f"t{size}", Add=add)
-        spark.sql(f"INSERT INTO {table} VALUES (1, 'US', 'c07', 1950)")
-        entry: dict[str, Any] = {"no index": measure_queries(spark, table, samples)}
-        spark.sql(
-            f"CALL glue.system.create_partition_index(table => 'bench.t{size}', index_name => 'cky', "
-            "keys => 'country,category,year')"
-        )
-        while (
-            spark.sql(f"CALL glue.system.partition_indexes(table => 'bench.t{size}')").first().status
-            != "ACTIVE"
-        ):
-            time.sleep(0.5)
-        entry["index"] = measure_queries(spark, table, samples)
-        results["sizes"][str(size)] = entry
-    # 150 timed statements (about 2 s, as Hive's 5 take about 7): 30 were too few to average over the
+        for indexed in (False, True):
+            name = f"t{size}" + ("_indexed" if indexed else "")
+            make_table(spark, catalog, name, size, indexed)
+            tables[f"{size} {'index' if indexed else 'no index'}"] = f"glue.bench.{name}"
+    for case, m in measure_queries(spark, tables, samples).items():
+        size, mode = case.split(" ", 1)
+        results["sizes"].setdefault(size, {})[mode] = m
+    # 150 timed statements (about 3 s, as Hive's 5 take about 7): 30 were too few to average over the
     # merges and garbage collections a stream of statements meets.
-    results["ddl partitions/s"] = ddl_rate(spark, f"glue.bench.t{sizes[0]}", warm=30, timed=DDL_TIMED)
+    results["ddl partitions/s"] = ddl_rate(spark, f"glue.bench.t{sizes[0]}", warm=DDL_WARM, timed=DDL_TIMED)
     results["ddl floor ms"] = ddl_floor_ms(spark, f"glue.bench.t{sizes[0]}", samples)
     backend = spark.sparkContext._jvm.io.gluecat.spark.Registry.lookup(os.path.abspath(root))
     calls = 500
@@ -179,8 +213,8 @@ def run_hive(size: int, samples: int) -> dict[str, Any]:
     build_rate = len(values) / (time.perf_counter() - start)
     spark.sql(f"INSERT INTO {table} PARTITION (country='US', category='c07', year=1950) VALUES (1)")
     result = {
-        "sizes": {str(size): {"no index": measure_queries(spark, table, samples)}},
-        "ddl partitions/s": ddl_rate(spark, table, warm=2, timed=HIVE_DDL_TIMED),
+        "sizes": {str(size): measure_queries(spark, {"no index": table}, samples)},
+        "ddl partitions/s": ddl_rate(spark, table, warm=HIVE_DDL_WARM, timed=HIVE_DDL_TIMED),
         "build partitions/s": build_rate,
     }
     spark.stop()
@@ -221,7 +255,8 @@ def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
         m = entry["no index"]
         print(f"{int(size):>10,}  {'Spark Hive/Derby':18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
     print(
-        f"\nALTER TABLE ADD PARTITION (100 a statement; {DDL_TIMED} timed for gluecat, {HIVE_DDL_TIMED} for Hive): "
+        f"\nALTER TABLE ADD PARTITION (100 a statement; {DDL_TIMED} timed for gluecat, {HIVE_DDL_TIMED} for Hive, "
+        f"each after {DDL_WARM} others): "
         f"gluecat {ours['ddl partitions/s']:,.0f}/s, "
         f"Hive {hive['ddl partitions/s']:,.0f}/s (building its table: {hive['build partitions/s']:,.0f}/s)"
     )
