@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -148,15 +149,26 @@ def measure(client: Any, samples: int) -> dict[str, Any]:
     return out
 
 
-def run_gluecat(size: int, samples: int) -> dict[str, Any]:
+def run_gluecat(size: int, samples: int, root: str) -> dict[str, Any]:
     result: dict[str, Any] = {"size": size}
-    # The warehouses are deleted together at the end: on ext4, deleting a warehouse's files makes file
-    # creation slower for minutes after (a new inode is searched for past the recently deleted ones).
-    with tempfile.TemporaryDirectory() as root:
-        for i, (fsync, clients) in enumerate(((False, 1), (False, CLIENTS), (True, 1), (True, CLIENTS))):
-            fill_and_measure(result, f"{root}/{i}", size, samples, fsync=fsync, clients=clients)
+    for i, (fsync, clients) in enumerate(((False, 1), (False, CLIENTS), (True, 1), (True, CLIENTS))):
+        fill_and_measure(result, f"{root}/{size}-{i}", size, samples, fsync=fsync, clients=clients)
     result["peak MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
+
+
+def create_us(folder: str, n: int = 300) -> float:
+    """Median time to create, write and close a small new file in ``folder`` (each commit creates one).
+    On ext4 without a journal, inodes deleted in the last one to five minutes are skipped one by one
+    when a new one is allocated: after a big deletion this took 800 us here instead of 35."""
+    os.makedirs(folder)
+    times = []
+    for i in range(n):
+        start = time.perf_counter()
+        with open(f"{folder}/{i}", "xb") as f:
+            f.write(b"x" * 2000)
+        times.append((time.perf_counter() - start) * 1e6)
+    return statistics.median(times)
 
 
 def fill_and_measure(
@@ -196,8 +208,9 @@ def run_moto(size: int, samples: int) -> dict[str, Any]:
     return result
 
 
-def in_subprocess(kind: str, size: int, samples: int) -> dict[str, Any]:
+def in_subprocess(kind: str, size: int, samples: int, root: str) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", kind, "--sizes", str(size), "--samples", str(samples)]
+    cmd += ["--root", root]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return dict(json.loads(out.strip().splitlines()[-1]))
 
@@ -207,7 +220,13 @@ def verdict(value: float, target: float, lower_is_better: bool) -> str:
     return "met" if met else "MISSED"
 
 
-def report(results: list[dict[str, Any]], peer: dict[str, Any]) -> None:
+def report(
+    results: list[dict[str, Any]], peer: dict[str, Any], create_before: float, create_after: float
+) -> None:
+    print(
+        f"\nfile system: a new 2 kB file took {create_before:.0f} us (median) before the runs, "
+        f"{create_after:.0f} us after (see create_us)"
+    )
     print()
     print(
         f"{'':34}"
@@ -276,19 +295,27 @@ def main() -> None:
     parser.add_argument("--moto-size", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=15)
     parser.add_argument("--child", choices=["gluecat", "moto"], help=argparse.SUPPRESS)
+    parser.add_argument("--root", help=argparse.SUPPRESS)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    if args.child:
-        run = run_gluecat if args.child == "gluecat" else run_moto
-        print(json.dumps(run(sizes[0], args.samples), default=str))
+    if args.child == "gluecat":
+        print(json.dumps(run_gluecat(sizes[0], args.samples, args.root), default=str))
         return
-    results = []
-    for size in sizes:
-        print(f"gluecat, {size:,} partitions ...", flush=True)
-        results.append(in_subprocess("gluecat", size, args.samples))
-    print(f"moto, {args.moto_size:,} partitions ...", flush=True)
-    peer = in_subprocess("moto", args.moto_size, args.samples)
-    report(results, peer)
+    if args.child == "moto":
+        print(json.dumps(run_moto(sizes[0], args.samples), default=str))
+        return
+    # Every warehouse of the run is deleted together at the end: deleting one run's files before the
+    # next run would slow that run's file creation (see create_us).
+    with tempfile.TemporaryDirectory() as root:
+        before = create_us(f"{root}/probe-before")
+        results = []
+        for size in sizes:
+            print(f"gluecat, {size:,} partitions ...", flush=True)
+            results.append(in_subprocess("gluecat", size, args.samples, root))
+        print(f"moto, {args.moto_size:,} partitions ...", flush=True)
+        peer = in_subprocess("moto", args.moto_size, args.samples, root)
+        after = create_us(f"{root}/probe-after")
+    report(results, peer, before, after)
 
 
 if __name__ == "__main__":
