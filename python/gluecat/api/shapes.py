@@ -19,6 +19,7 @@ from decimal import Decimal
 from functools import partial
 from typing import Any
 
+from gluecat import uniform
 from gluecat.api.patterns import (
     INT32_MAX,
     INT32_MIN,
@@ -598,24 +599,13 @@ def _uniform_partition_inputs(items: list[Any], field: str) -> list[dict[str, An
     if flat and (set(map(type, flat)) != {str} or not "".join(flat).isascii() or max(map(len, flat)) > 1024):
         return None
     sds = list(map(operator.itemgetter("StorageDescriptor"), items))
-    first = sds[0]
-    if set(map(type, sds)) != {dict} or set(map(len, sds)) != {len(first)} or "Location" not in first:
-        return None
-    try:
-        locations = list(map(operator.itemgetter("Location"), sds))
-        for key, member in first.items():
-            if key != "Location" and not all(
-                map(operator.is_, map(operator.itemgetter(key), sds), itertools.repeat(member))
-            ):
-                return None
-    except KeyError:  # a member missing (equal sizes, so the member names differ)
-        return None
-    if set(map(type, locations)) != {str}:
+    locations = uniform.all_but(sds, "Location")
+    if locations is None or set(map(type, locations)) != {str}:
         return None
     joined = "".join(locations)
     if not joined.isascii() or not joined.isprintable() or max(map(len, locations)) > 2056:
         return None
-    checked = check_storage_descriptor(first, f"{field}[0].StorageDescriptor")
+    checked = check_storage_descriptor(sds[0], f"{field}[0].StorageDescriptor")
     shared = {k: v for k, v in checked.items() if k != "Location"}
     return [
         {"Values": list(v), "StorageDescriptor": {**shared, "Location": location}}

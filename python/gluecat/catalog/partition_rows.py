@@ -26,6 +26,7 @@ from typing import Any, cast
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gluecat import uniform
 from gluecat.expressions.lookup import first_true
 from gluecat.store import codec, files
 
@@ -132,31 +133,12 @@ def _encode_docs(docs: list[dict[str, Any] | None]) -> list[str | None]:
     return out
 
 
-def _same(objects: list[Any], name: str, value: Any) -> bool:
-    """Whether each of ``objects`` holds ``value`` itself under ``name`` (C-level loops, no Python frames)."""
-    return all(map(operator.is_, map(operator.itemgetter(name), objects), itertools.repeat(value)))
-
-
-def _shared_locations(docs: list[Any], first: dict[str, Any]) -> list[str] | None:
-    """The documents' locations, if every document holds the very objects ``first`` holds but for its
+def _shared_locations(docs: list[Any]) -> list[str] | None:
+    """The documents' locations, if every document holds the very objects the first holds but for its
     location (a string); else None."""
-    try:
-        if set(map(type, docs)) != {dict} or set(map(len, docs)) != {len(first)}:
-            return None
-        sds = list(map(operator.itemgetter("StorageDescriptor"), docs))
-        first_sd = sds[0]
-        if set(map(type, sds)) != {dict} or set(map(len, sds)) != {len(first_sd)}:
-            return None
-        locations = list(map(operator.itemgetter("Location"), sds))
-        if set(map(type, locations)) != {str}:
-            return None
-        for k, v in first.items():
-            if k != "StorageDescriptor" and not _same(docs, k, v):
-                return None
-        for k, v in first_sd.items():
-            if k != "Location" and not _same(sds, k, v):
-                return None
-    except KeyError:  # a member missing (equal sizes, so the key sets differ)
+    sds = uniform.all_but(docs, "StorageDescriptor")
+    locations = None if sds is None else uniform.all_but(sds, "Location")
+    if locations is None or set(map(type, locations)) != {str}:
         return None
     return locations
 
@@ -165,7 +147,7 @@ def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
     """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
     table usually does) and their locations need no escaping, the text is spliced in one Arrow call."""
     first = docs[0] if docs else None
-    locations = _shared_locations(docs, first) if type(first) is dict else None
+    locations = _shared_locations(docs) if type(first) is dict else None
     if locations is not None:
         template = _template(first)  # type: ignore[arg-type]
         if template is not None and _own_json_text("".join(locations)):

@@ -1,0 +1,34 @@
+"""Whether a batch's dicts are one template but for one member.
+
+The partitions of one request usually share every member object but their values and location (Spark's
+partition DDL, crawlers and bulk loaders send them so), which lets a batch be validated and encoded in
+passes over the whole batch instead of partition by partition. The checks are C-level loops: no Python
+frame a member of a dict.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from typing import Any
+
+
+def same(objects: list[Any], name: str, value: Any) -> bool:
+    """Whether each of ``objects`` holds ``value`` itself under ``name``."""
+    return all(map(operator.is_, map(operator.itemgetter(name), objects), itertools.repeat(value)))
+
+
+def all_but(objects: list[Any], name: str) -> list[Any] | None:
+    """The ``name`` member of each of ``objects`` (at least one), if each is a dict holding the very
+    objects the first holds under every other name; else None."""
+    first = objects[0]
+    try:
+        if set(map(type, objects)) != {dict} or set(map(len, objects)) != {len(first)}:
+            return None
+        picked = list(map(operator.itemgetter(name), objects))
+        for key, member in first.items():
+            if key != name and not same(objects, key, member):
+                return None
+    except KeyError:  # a member missing (equal sizes, so the member names differ)
+        return None
+    return picked
