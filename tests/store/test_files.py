@@ -1,10 +1,12 @@
-"""How segments are laid out in Parquet."""
+"""How segments are laid out in Parquet, and carried inside log entries."""
 
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from gluecat.errors import StorageError
 from gluecat.store import files
 
 PLAIN = {files.ENCODING: b"plain"}
@@ -56,3 +58,29 @@ def test_a_small_segment_has_neither() -> None:
     data = files.segment_parquet_bytes(rows)
     assert layout(data) == {"p0": (False, False), "_vk": (False, False), "doc": (False, False)}
     assert files.read_parquet_bytes(data, "segment").equals(rows)
+
+
+def test_a_commits_rows_travel_inline_compressed_and_come_back_with_their_schema() -> None:
+    rows = segment(100)
+    carried = files.inline_segment_bytes(rows, limit=128 * 1024)
+    assert carried is not None
+    data, size = carried
+    assert len(data) < len(files.segment_parquet_bytes(rows))  # smaller than Parquet would be, too
+    back = files.read_inline_segment(data, size, "log/1.json#0")
+    assert back.equals(rows) and back.schema.equals(rows.schema, check_metadata=True)
+
+
+def test_rows_that_would_not_fit_the_limit_do_not_travel_inline() -> None:
+    rows = segment(1000)
+    data, _ = files.inline_segment_bytes(rows, limit=1 << 20) or (b"", 0)
+    assert files.inline_segment_bytes(rows, limit=len(data)) is not None
+    assert files.inline_segment_bytes(rows, limit=len(data) - 1) is None
+
+
+@pytest.mark.parametrize("size", [None, "12", -1, 3])
+def test_an_inline_segment_that_does_not_decode_is_an_error_naming_it(size: object) -> None:
+    data, real = files.inline_segment_bytes(segment(10), limit=1 << 20) or (b"", 0)
+    with pytest.raises(StorageError, match=r"log/7\.json#0"):
+        files.read_inline_segment(data, size, "log/7.json#0")
+    with pytest.raises(StorageError, match=r"log/7\.json#0"):
+        files.read_inline_segment(data[:-4], real, "log/7.json#0")

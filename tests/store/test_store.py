@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import time
 from datetime import UTC, datetime
 
+import pyarrow as pa
 import pytest
 
 from gluecat.errors import AlreadyExistsException, StorageError
-from gluecat.store import layout
+from gluecat.store import files, layout
 from gluecat.store.snapshot import Changes, Snapshot
 from gluecat.store.store import Store
 
@@ -226,8 +228,6 @@ def test_a_warehouse_on_another_pyarrow_file_system(tmp_path) -> None:
 
 
 def test_a_small_segment_travels_in_its_log_entry_and_a_lost_race_forgets_its_name(warehouse: str) -> None:
-    import pyarrow as pa
-
     first, second = Store(warehouse), Store(warehouse)
     table = ("db", "t")
 
@@ -297,3 +297,50 @@ def test_a_data_file_the_file_system_refuses_part_way_leaves_nothing_behind(
     assert Store(warehouse).latest().version == 1
     s.commit("Put", put("thing", ("y",), 2))
     assert Store(warehouse).latest().get("thing", ("y",)) == 2
+
+
+def add_segment(rows: pa.Table):
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        changes = Changes()
+        changes.segment_adds.append((("db", "t"), rows))
+        return changes, None
+
+    return build
+
+
+def rewrite_entry(warehouse: str, version: int, change) -> None:
+    path = os.path.join(warehouse, layout.log_path(version))
+    with open(path) as f:
+        entry = json.load(f)
+    change(entry)
+    with open(path, "w") as f:
+        json.dump(entry, f)
+
+
+def test_a_warehouse_of_storage_format_2_whose_entries_carry_parquet_is_still_read(warehouse: str) -> None:
+    rows = pa.table({"who": ["old", "format"]})
+    Store(warehouse).commit("Add", add_segment(rows))
+
+    def as_format_2(entry: dict) -> None:
+        (action,) = entry["actions"]
+        del action["inline_encoding"], action["inline_size"]
+        action["inline"] = base64.b64encode(files.segment_parquet_bytes(rows)).decode()
+        entry["format"] = 2
+
+    rewrite_entry(warehouse, 1, as_format_2)
+    s = Store(warehouse)
+    (path,) = s.latest().table_segments(("db", "t"))
+    assert s.read_segment(path).equals(rows)
+
+
+def test_an_inline_segment_that_cannot_be_read_is_an_error_naming_its_entry(warehouse: str) -> None:
+    Store(warehouse).commit("Add", add_segment(pa.table({"who": ["me"]})))
+
+    def damaged(entry: dict) -> None:
+        entry["actions"][0]["inline"] = entry["actions"][0]["inline"][:-8]
+
+    rewrite_entry(warehouse, 1, damaged)
+    s = Store(warehouse)
+    (path,) = s.latest().table_segments(("db", "t"))
+    with pytest.raises(StorageError, match=r"00000000000000000001\.json"):
+        s.read_segment(path)

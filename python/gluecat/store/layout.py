@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 """The storage format this code writes; a warehouse written by a newer format is refused, not guessed."""
 
 ROOT = "_gluecat"

@@ -38,7 +38,7 @@ Build = Callable[[Snapshot], tuple[Changes, T]]
 _GENESIS_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 SEGMENT_CACHE_ROWS = 2_000_000
 INLINE_SEGMENT_BYTES = 128 * 1024
-"""A commit's segment up to this size (as Parquet) travels inside its log entry instead of a file of its
+"""A commit's segment up to this size (compressed) travels inside its log entry instead of a file of its
 own: one file to create and sync per small commit instead of two. Merges move such rows into files."""
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
@@ -149,7 +149,7 @@ class Store:
             table = self._recent.get(path)
             if table is not None:
                 return table
-        table = files.read_parquet_bytes(self._segment_bytes(path), self.fs.uri(path))
+        table = self._read_segment_rows(path)
         if not cache:
             return table
         with self._segment_cache_lock:
@@ -167,10 +167,12 @@ class Store:
         if found is None:
             with self._segment_cache_lock:
                 table = self._segment_cache.get(path)
+            if table is None and layout.inline_segment_entry(path) is not None:
+                table = self._read_segment_rows(path)  # a commit's few rows: no footer of their own
             if table is not None:
                 found = (table.num_rows, dict(table.schema.metadata or {}))
             else:
-                found = files.footer(self._segment_bytes(path), self.fs.uri(path))
+                found = files.footer(self.fs.read_bytes(path), self.fs.uri(path))
             self._footers[path] = found
         return found
 
@@ -178,10 +180,10 @@ class Store:
         """Whether a segment can still be read (an expiry may have removed a replaced one)."""
         return self.fs.exists(layout.inline_segment_entry(path) or path)
 
-    def _segment_bytes(self, path: str) -> bytes:
+    def _read_segment_rows(self, path: str) -> pa.Table:
         entry_name = layout.inline_segment_entry(path)
         if entry_name is None:
-            return self.fs.read_bytes(path)
+            return files.read_parquet_bytes(self.fs.read_bytes(path), self.fs.uri(path))
         version = layout.parse_log_name(entry_name.rsplit("/", 1)[-1])
         assert version is not None
         try:
@@ -190,7 +192,14 @@ class Store:
             raise StorageError(f"{self.fs.uri(entry_name)}, which holds segment {path}, is missing") from e
         for action in entry["actions"]:
             if action.get("add_segment") == path and "inline" in action:
-                return base64.b64decode(action["inline"])
+                name = f"{self.fs.uri(entry_name)} (segment {path})"
+                try:
+                    data = base64.b64decode(action["inline"], validate=True)
+                except (TypeError, ValueError) as e:
+                    raise StorageError(f"{name}: the inline segment is not base64 ({e})") from e
+                if action.get("inline_encoding") == files.INLINE_ENCODING:
+                    return files.read_inline_segment(data, action.get("inline_size"), name)
+                return files.read_parquet_bytes(data, name)  # storage format 2 carried Parquet
         raise StorageError(f"{self.fs.uri(entry_name)} does not hold segment {path}")
 
     # -- writing -------------------------------------------------------------------------------
@@ -306,16 +315,19 @@ class Store:
             self.fs.write_new(path, files.to_parquet_bytes(files.record_table(w.records)))
             w.actions.append({"records": path})
         for table_key, rows in changes.segment_adds:
-            data = files.segment_parquet_bytes(rows)
             action: dict[str, Any] = {"table": list(table_key), "rows": rows.num_rows}
-            if len(data) <= INLINE_SEGMENT_BYTES:
+            carried = files.inline_segment_bytes(rows, INLINE_SEGMENT_BYTES)
+            if carried is not None:
                 path = layout.inline_segment_path(version, len(w.inline))
+                data, size = carried
                 action["inline"] = base64.b64encode(data).decode("ascii")
+                action["inline_encoding"] = files.INLINE_ENCODING
+                action["inline_size"] = size
                 w.inline.append(path)
             else:
                 path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.partitions.parquet"
                 w.paths.append(path)
-                self.fs.write_new(path, data)
+                self.fs.write_new(path, files.segment_parquet_bytes(rows))
             self._written_segment(path, rows)
             w.seg_adds.append((table_key, path))
             w.actions.append({"add_segment": path, **action})
