@@ -65,8 +65,8 @@ def test_a_commits_rows_travel_inline_compressed_and_come_back_with_their_schema
     carried = files.inline_segment_bytes(rows, limit=128 * 1024)
     assert carried is not None
     data, size = carried
-    assert len(data) < len(files.segment_parquet_bytes(rows))  # smaller than Parquet would be, too
-    back = files.read_inline_segment(data, size, "log/1.json#0")
+    assert len(data) < size / 2  # compressed
+    back = files.read_inline_segment(data, files.INLINE_ENCODING, size, "log/1.json#0")
     assert back.equals(rows) and back.schema.equals(rows.schema, check_metadata=True)
 
 
@@ -77,10 +77,28 @@ def test_rows_that_would_not_fit_the_limit_do_not_travel_inline() -> None:
     assert files.inline_segment_bytes(rows, limit=len(data) - 1) is None
 
 
-@pytest.mark.parametrize("size", [None, "12", -1, 3])
-def test_an_inline_segment_that_does_not_decode_is_an_error_naming_it(size: object) -> None:
+@pytest.mark.parametrize("encoding", [files.INLINE_ENCODING, "arrow-ipc+zstd"])
+def test_each_inline_encoding_a_warehouse_may_hold_is_read(encoding: str, monkeypatch) -> None:
+    rows = segment(10)
+    monkeypatch.setattr(files, "INLINE_ENCODING", encoding)
+    data, size = files.inline_segment_bytes(rows, limit=1 << 20) or (b"", 0)
+    assert files.read_inline_segment(data, encoding, size, "log/1.json#0").equals(rows)
+
+
+@pytest.mark.parametrize(
+    "encoding, size",
+    [
+        ("parquet", None),
+        (None, None),
+        (files.INLINE_ENCODING, None),
+        (files.INLINE_ENCODING, "12"),
+        (files.INLINE_ENCODING, -1),
+        (files.INLINE_ENCODING, 3),
+    ],
+)
+def test_an_inline_segment_that_does_not_decode_is_an_error_naming_it(encoding: object, size: object) -> None:
     data, real = files.inline_segment_bytes(segment(10), limit=1 << 20) or (b"", 0)
     with pytest.raises(StorageError, match=r"log/7\.json#0"):
-        files.read_inline_segment(data, size, "log/7.json#0")
+        files.read_inline_segment(data, encoding, size, "log/7.json#0")
     with pytest.raises(StorageError, match=r"log/7\.json#0"):
-        files.read_inline_segment(data[:-4], real, "log/7.json#0")
+        files.read_inline_segment(data[:-4], files.INLINE_ENCODING, real, "log/7.json#0")

@@ -197,8 +197,9 @@ class Store:
                     data = base64.b64decode(action["inline"], validate=True)
                 except (TypeError, ValueError) as e:
                     raise StorageError(f"{name}: the inline segment is not base64 ({e})") from e
-                if action.get("inline_encoding") == files.INLINE_ENCODING:
-                    return files.read_inline_segment(data, action.get("inline_size"), name)
+                if "inline_encoding" in action:
+                    encoding, size = action["inline_encoding"], action.get("inline_size")
+                    return files.read_inline_segment(data, encoding, size, name)
                 return files.read_parquet_bytes(data, name)  # storage format 2 carried Parquet
         raise StorageError(f"{self.fs.uri(entry_name)} does not hold segment {path}")
 
