@@ -42,10 +42,11 @@ locations = st.text(alphabet=st.sampled_from(list('ab/"\\é\t\x00\x7f\u2028:')),
 
 
 @given(
-    st.lists(st.one_of(st.none(), st.sampled_from(["shared", "own", "no-location"]), locations), max_size=8)
+    st.lists(st.one_of(st.none(), st.sampled_from(["shared", "own", "no-location"]), locations), max_size=8),
+    st.lists(st.integers(0, 4)),
 )
 def test_documents_sharing_all_but_their_location_are_stored_as_if_encoded_one_by_one(
-    kinds: list[str | None],
+    kinds: list[str | None], cuts: list[int]
 ) -> None:
     """A write's partitions share the table's columns and SerDe objects; their segment must hold
     exactly the documents' own JSON however they share and whatever their locations hold."""
@@ -67,8 +68,12 @@ def test_documents_sharing_all_but_their_location_are_stored_as_if_encoded_one_b
                 {"Parameters": parameters, "StorageDescriptor": {"Columns": columns, "Location": kind}}
             )
     rows = [([str(i)], doc) for i, doc in enumerate(docs)]
-    stored = segment_table(1, rows).column("doc").to_pylist()
-    assert stored == [None if doc is None else codec.dumps(doc) for doc in docs]
+    expected = [None if doc is None else codec.dumps(doc) for doc in docs]
+    assert segment_table(1, rows).column("doc").to_pylist() == expected
+    # The rows of a group commit, as runs of the requests they came from: encoded run by run.
+    runs = [n for n in cuts if n] + [len(rows) - sum(n for n in cuts if n)]
+    if runs[-1] >= 0:
+        assert segment_table(1, rows, runs=runs).column("doc").to_pylist() == expected
 
 
 def test_existing_follows_the_newest_segment_that_names_an_identity() -> None:

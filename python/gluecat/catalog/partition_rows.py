@@ -158,10 +158,15 @@ def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
 
 
 def segment_table(
-    n_keys: int, rows: list[tuple[list[str], dict[str, Any] | None]], vks: list[str] | None = None
+    n_keys: int,
+    rows: list[tuple[list[str], dict[str, Any] | None]],
+    vks: list[str] | None = None,
+    runs: Sequence[int] = (),
 ) -> pa.Table:
     """Rows of (values, partition document or None for a deletion) as a segment table; ``vks`` are the
-    rows' identities when the caller has them already."""
+    rows' identities when the caller has them already. ``runs`` are the lengths of the requests the rows
+    came from, if several: the documents of one request usually share their objects, those of different
+    requests do not, so each run's documents are encoded as a batch of their own."""
     if vks is None:
         vks = value_keys([values for values, _ in rows])
     docs = [doc for _, doc in rows]
@@ -182,7 +187,14 @@ def segment_table(
             pa.array([zlib.crc32(vk.encode()) % BUCKETS for vk in vks], pa.int32()),
             pa.array(tombs, pa.bool_()),
             pa.array(locations, pa.string()),
-            _doc_column(docs),
+            _doc_column(docs)
+            if len(runs) < 2
+            else pa.concat_arrays(
+                [
+                    _doc_column(docs[end - n : end])
+                    for n, end in zip(runs, itertools.accumulate(runs), strict=True)
+                ]
+            ),
         ],
         schema=segment_schema(n_keys),
     )

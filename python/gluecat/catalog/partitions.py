@@ -7,7 +7,7 @@ matching slice of the base, filter the rest in bulk with Arrow, and merge the ne
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -104,10 +104,11 @@ def _commit_rows(
     rows: list[tuple[list[str], dict[str, Any] | None]],
     changes: Changes,
     vks: list[str] | None = None,
+    runs: Sequence[int] = (),
 ) -> None:
     if rows:
         key = (table["DatabaseName"], table["Name"])
-        changes.segment_adds.append((key, segment_table(partition_key_count(table), rows, vks)))
+        changes.segment_adds.append((key, segment_table(partition_key_count(table), rows, vks, runs)))
 
 
 def _adding(
@@ -193,6 +194,7 @@ def _add(
             table = require_table(snap, database, table_name)
             rows: list[tuple[list[str], dict[str, Any] | None]] = []
             vks: list[str] = []
+            runs: list[int] = []  # rows per request
             added: set[str] = set()
             outcomes: list[tuple[Any, Any]] = []  # (result, error) of each request, in order
             for r in group:
@@ -202,11 +204,12 @@ def _add(
                     outcomes.append((None, e))
                     continue
                 rows.extend(batch.rows)
+                runs.append(len(batch.rows))
                 vks.extend(batch.vks or [])
                 added.update(batch.vks or [])
                 outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
             changes = Changes()
-            _commit_rows(table, rows, changes, vks)
+            _commit_rows(table, rows, changes, vks, runs)
             return changes, outcomes
 
         single = len(group) == 1 and not group[0].collect_errors
