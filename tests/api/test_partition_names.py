@@ -5,7 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, escape_path_name, partition_name
+from gluecat.api.partition_names import (
+    DEFAULT_PARTITION_NAME,
+    escape_path_name,
+    partition_name,
+    partition_names,
+)
 
 
 def test_hive_escapes_path_characters_and_names_empty_values() -> None:
@@ -20,3 +25,12 @@ def test_escaping_is_hives_rule_for_any_text(value: str) -> None:
     hive_escapes = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
     expected = "".join(f"%{ord(c):02X}" if c in hive_escapes else c for c in value)
     assert escape_path_name(value) == (expected or DEFAULT_PARTITION_NAME)
+
+
+@given(
+    st.lists(st.sampled_from(["k", "Year", "a%b", "x}{y", "=s"]), min_size=0, max_size=3, unique=True),
+    st.lists(st.lists(st.sampled_from(["US", "", "2024", "a/b", "%s", "{0}", "é", "x,y"]), max_size=3)),
+)
+def test_a_batch_is_named_as_each_partition_would_be(keys: list[str], batch: list[list[str]]) -> None:
+    batch = [values[: len(keys)] + ["v"] * (len(keys) - len(values)) for values in batch]
+    assert partition_names(keys, batch) == [partition_name(keys, values) for values in batch]

@@ -6,8 +6,9 @@ shim puts the files of a partition that has no location of its own.
 
 from __future__ import annotations
 
+import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
@@ -38,3 +39,23 @@ def partition_namer(keys: list[str]) -> Callable[[list[str]], str]:
 def partition_name(keys: list[str], values: list[str]) -> str:
     """Hive's Warehouse.makePartName: k1=v1/k2=v2, key names lowercased, both escaped."""
     return partition_namer(keys)(values)
+
+
+def partition_names(keys: list[str], values: Sequence[list[str]]) -> list[str]:
+    """``partition_name`` of each of many partitions of one table. When no value needs escaping and
+    none is empty (the usual batch, checked in one pass over its text), the names are formatted
+    without looking at each value on its own."""
+    prefixes = [f"{escape_path_name(k.lower())}=" for k in keys]
+    try:
+        text = ",".join(itertools.chain.from_iterable(values))  # ',' is never escaped: no false match
+        plain = (
+            not _NEEDS_ESCAPE.search(text)
+            and all(len(v) == len(keys) for v in values)
+            and (not values or min(map(len, itertools.chain.from_iterable(values)), default=1) > 0)
+        )
+    except TypeError:  # a None among the values (Hive's default partition)
+        plain = False
+    if not plain:
+        return list(map(partition_namer(keys), values))
+    pattern = "/".join(p.replace("%", "%%") + "%s" for p in prefixes)
+    return [pattern % tuple(v) for v in values]

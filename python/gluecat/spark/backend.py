@@ -17,7 +17,7 @@ import pyarrow.fs as pafs
 from gluecat import Catalog
 from gluecat.api import shapes
 from gluecat.api.pages import every
-from gluecat.api.partition_names import partition_namer
+from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.spark import formats
 
@@ -582,12 +582,20 @@ class Backend:
 
     def op_create_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         table = self._table(args)
-        name = partition_namer([k["Name"] for k in table.get("PartitionKeys", [])])
-        base = self._location(table)
+        values_list: list[list[str]] = args["partitions"]
+        props_list = [dict(props or {}) for props in args["properties"]]
+        if len(props_list) != len(values_list):
+            raise InvalidInputException("create_partitions: each partition needs its own properties map")
+        locations = [props.pop("location", None) for props in props_list]
+        unplaced = [i for i, location in enumerate(locations) if not location]
+        if unplaced:
+            keys = [k["Name"] for k in table.get("PartitionKeys", [])]
+            names = partition_names(keys, [values_list[i] for i in unplaced])
+            base = self._location(table)
+            for i, name in zip(unplaced, names, strict=True):
+                locations[i] = f"{base}/{name}"
         add = []
-        for values, props in zip(args["partitions"], args["properties"], strict=True):
-            props = dict(props or {})
-            location = props.pop("location", None) or f"{base}/{name(values)}"
+        for values, props, location in zip(values_list, props_list, locations, strict=True):
             part = self._partition_input(table, values, location)
             if props:
                 part["Parameters"] = props
