@@ -146,3 +146,31 @@ def test_refolding_a_view_equals_folding_all_its_segments(
     assert folded.base.equals(expected.base)
     assert folded.base_identities() == expected.base_identities()
     assert folded.deltas == []
+
+
+@given(segments_strategy, st.lists(segments_strategy, min_size=1, max_size=6))
+def test_squashing_the_newest_deltas_answers_as_before_and_keeps_few_deltas(
+    base_rows: list[list[tuple[str, str | None]]], writes: list[list[list[tuple[str, str | None]]]]
+) -> None:
+    """A view squashed after each batch of writes (as the latest view is, past MAX_DELTA_SEGMENTS
+    deltas) holds what folding every segment holds; a squash merges the newest deltas and the older
+    ones no larger than those, so that a delta row is copied a few times, not at every squash."""
+    base_names = [f"b{i}" for i in range(len(base_rows))]
+    view = fold(1, base_names, [as_segment(rows) for rows in base_rows])
+    segments = list(base_names)
+    tables = [as_segment(rows) for rows in base_rows]
+    for w, batch in enumerate(writes):
+        names = [f"w{w}.{i}" for i in range(len(batch))]
+        new = [as_segment(rows) for rows in batch]
+        extended = extend(view, names, new)
+        view = extended.squashed()
+        segments += names
+        tables += new
+        assert len(view.deltas) == 1 or len(view.deltas) < len(extended.deltas)
+        if len(view.deltas) > 1:  # the squash stopped at a delta larger than what it merged
+            assert view.deltas[-2].num_rows > view.deltas[-1].num_rows
+    expected = fold(1, segments, tables)
+    assert refold(view, segments).base.equals(expected.base)
+    assert view.count() == expected.count()
+    for vk in {value_key([v]) for v in "abcdefgh"}:
+        assert view.exists(vk) == expected.exists(vk)

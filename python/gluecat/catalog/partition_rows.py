@@ -354,14 +354,26 @@ class TableView:
         )
 
     def squashed(self) -> TableView:
-        """The same rows with all deltas as one (the base and its lookup structures kept)."""
+        """The same rows with the newest deltas (at least two) as one (the base and its lookup
+        structures kept).
+
+        Older deltas join the squash while they hold no more rows than the newer ones squashed with
+        them, as the carries of a binary counter: a stream of small writes copies each delta row a
+        logarithmic number of times before the next refold, not once per squash."""
+        start, rows = len(self.deltas) - 1, self.deltas[-1].num_rows
+        while start > 0 and (start == len(self.deltas) - 1 or self.deltas[start - 1].num_rows <= rows):
+            start -= 1
+            rows += self.deltas[start].num_rows
+        state: dict[str, bool] = {}
+        for m in self.delta_maps[start:]:
+            state.update(m)
         return TableView(
             n_keys=self.n_keys,
             base_segments=self.segments,
             base=self.base,
-            deltas=[self.delta_table()],
+            deltas=[*self.deltas[:start], pa.concat_tables(self.deltas[start:]).combine_chunks()],
             delta_segments=(),
-            delta_maps=[self.delta_state()],
+            delta_maps=[*self.delta_maps[:start], state],
             _live=self._live,
             _delta_named=self._delta_named,
             _lookups=self._lookups,

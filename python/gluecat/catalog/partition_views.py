@@ -27,7 +27,7 @@ _LATEST: weakref.WeakKeyDictionary[Store, dict[Key, TableView]] = weakref.WeakKe
 _LOCK = threading.Lock()
 
 # Refold the in-memory base when the deltas exceed this many rows (or a tenth of the base); squash the
-# deltas into one when there are more than this many of them (costs only the delta rows).
+# newest deltas into one when there are more than this many of them (costs only those delta rows).
 MAX_DELTA_ROWS = 50_000
 MAX_DELTA_SEGMENTS = 64
 BACKGROUND_REFOLD_ROWS = 200_000
