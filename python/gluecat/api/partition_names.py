@@ -26,9 +26,14 @@ def escape_path_name(value: str | None) -> str:
     return "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in value)
 
 
+def _prefixes(keys: list[str]) -> list[str]:
+    """Each key's "k=" as it starts its part of a partition name."""
+    return [f"{escape_path_name(k.lower())}=" for k in keys]
+
+
 def partition_namer(keys: list[str]) -> Callable[[list[str]], str]:
     """``partition_name`` for many partitions of one table: the key names are escaped once."""
-    prefixes = [f"{escape_path_name(k.lower())}=" for k in keys]
+    prefixes = _prefixes(keys)
 
     def name(values: list[str]) -> str:
         return "/".join([p + escape_path_name(v) for p, v in zip(prefixes, values, strict=True)])
@@ -45,17 +50,16 @@ def partition_names(keys: list[str], values: Sequence[list[str]]) -> list[str]:
     """``partition_name`` of each of many partitions of one table. When no value needs escaping and
     none is empty (the usual batch, checked in one pass over its text), the names are formatted
     without looking at each value on its own."""
-    prefixes = [f"{escape_path_name(k.lower())}=" for k in keys]
     try:
         text = ",".join(itertools.chain.from_iterable(values))  # ',' is never escaped: no false match
         plain = (
             not _NEEDS_ESCAPE.search(text)
             and all(len(v) == len(keys) for v in values)
-            and (not values or min(map(len, itertools.chain.from_iterable(values)), default=1) > 0)
+            and min(map(len, itertools.chain.from_iterable(values)), default=1) > 0
         )
     except TypeError:  # a None among the values (Hive's default partition)
         plain = False
     if not plain:
         return list(map(partition_namer(keys), values))
-    pattern = "/".join(p.replace("%", "%%") + "%s" for p in prefixes)
+    pattern = "/".join(p.replace("%", "%%") + "%s" for p in _prefixes(keys))
     return [pattern % tuple(v) for v in values]

@@ -145,7 +145,8 @@ def _shared_locations(docs: list[Any]) -> list[str] | None:
 
 def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
     """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
-    table usually does) and their locations need no escaping, the text is spliced in one Arrow call."""
+    table usually does) and their locations need no escaping, the shape is encoded once and each
+    location spliced into its text."""
     first = docs[0] if docs else None
     locations = _shared_locations(docs) if type(first) is dict else None
     if locations is not None:
@@ -310,6 +311,14 @@ def delta_map(segment: pa.Table) -> dict[str, bool]:
     return dict(zip(identities, map(operator.not_, segment.column("_tomb").to_pylist()), strict=True))
 
 
+def _merged_maps(maps: list[dict[str, bool]]) -> dict[str, bool]:
+    """One identity -> alive map of several, in commit order (the newest wins)."""
+    state: dict[str, bool] = {}
+    for m in maps:
+        state.update(m)
+    return state
+
+
 @dataclass
 class TableView:
     """The merged partitions of one table at one list of segments."""
@@ -360,20 +369,18 @@ class TableView:
         Older deltas join the squash while they hold no more rows than the newer ones squashed with
         them, as the carries of a binary counter: a stream of small writes copies each delta row a
         logarithmic number of times before the next refold, not once per squash."""
-        start, rows = len(self.deltas) - 1, self.deltas[-1].num_rows
-        while start > 0 and (start == len(self.deltas) - 1 or self.deltas[start - 1].num_rows <= rows):
+        start = max(len(self.deltas) - 2, 0)
+        rows = sum(d.num_rows for d in self.deltas[start:])
+        while start > 0 and self.deltas[start - 1].num_rows <= rows:
             start -= 1
             rows += self.deltas[start].num_rows
-        state: dict[str, bool] = {}
-        for m in self.delta_maps[start:]:
-            state.update(m)
         return TableView(
             n_keys=self.n_keys,
             base_segments=self.segments,
             base=self.base,
             deltas=[*self.deltas[:start], pa.concat_tables(self.deltas[start:]).combine_chunks()],
             delta_segments=(),
-            delta_maps=[*self.delta_maps[:start], state],
+            delta_maps=[*self.delta_maps[:start], _merged_maps(self.delta_maps[start:])],
             _live=self._live,
             _delta_named=self._delta_named,
             _lookups=self._lookups,
@@ -382,10 +389,7 @@ class TableView:
 
     def delta_state(self) -> dict[str, bool]:
         """Identity -> alive, for every identity the deltas name (the newest delta wins)."""
-        state: dict[str, bool] = {}
-        for m in self.delta_maps:
-            state.update(m)
-        return state
+        return _merged_maps(self.delta_maps)
 
     def delta_rows(self) -> int:
         return sum(d.num_rows for d in self.deltas)
