@@ -36,6 +36,23 @@ def test_any_document_comes_back_equal(doc: dict[str, Any]) -> None:
     assert codec.loads(codec.dumps(doc)) == doc
 
 
+@given(st.lists(maps(documents), max_size=4))
+def test_documents_decoded_together_equal_each_decoded_alone(docs: list[dict[str, Any]]) -> None:
+    texts = [codec.dumps(d) for d in docs]
+    assert codec.loads_many(texts) == [codec.loads(t) for t in texts] == docs
+
+
+def test_a_batch_decodes_timestamps_at_any_depth() -> None:
+    """Top-level timestamps take the fast path; one deeper in any document sends the batch to the hook."""
+    t = datetime(2020, 1, 1, tzinfo=UTC)
+    flat = [{"CreationTime": t, "StorageDescriptor": {"Location": f"s3://b/{i}"}} for i in range(3)]
+    deep = [*flat, {"CreationTime": t, "Inner": {"LastAccessTime": t, "List": [t]}}]
+    for docs in (flat, deep):
+        decoded = codec.loads_many([codec.dumps(d) for d in docs])
+        assert decoded == docs
+        assert all(type(d["CreationTime"]) is datetime for d in decoded)
+
+
 def test_a_map_whose_only_key_looks_like_a_marker_stays_a_map() -> None:
     """A Parameters map may hold any key: {"$t": "5"} is not a timestamp, {"$b": ...} not bytes."""
     doc = {

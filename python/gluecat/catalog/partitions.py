@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -79,12 +79,10 @@ def _response(
 def _rows_to_responses(
     ctx: Context, table: dict[str, Any], rows: pa.Table, n_keys: int, exclude: bool
 ) -> list[dict[str, Any]]:
-    values_cols = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
-    docs = rows.column("doc").to_pylist()
-    return [
-        _response(table, ctx, [str(col[i]) for col in values_cols], codec.loads(str(text)), exclude)
-        for i, text in enumerate(docs)
-    ]
+    docs = codec.loads_many(cast(list[str], rows.column("doc").to_pylist()))
+    columns = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
+    values = zip(*columns, strict=True) if columns else [()] * len(docs)
+    return [_response(table, ctx, list(v), doc, exclude) for v, doc in zip(values, docs, strict=True)]
 
 
 # -- writing ----------------------------------------------------------------------------------------

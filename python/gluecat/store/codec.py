@@ -13,6 +13,7 @@ import base64
 import functools
 import json
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -71,6 +72,7 @@ def _escaped(doc: Any) -> Any:
 
 _ENCODER = json.JSONEncoder(default=_default, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 _DECODER = json.JSONDecoder(object_hook=_hook)
+_PLAIN_DECODER = json.JSONDecoder()
 _UNESCAPING_DECODER = json.JSONDecoder(object_hook=_unescaping_hook)
 # A quote then "$" that is not a timestamp marker: a key of the document's own, or a bytes marker (rare).
 _DOLLAR = re.compile(r'"\$(?!t":-?[0-9])')
@@ -90,3 +92,30 @@ def loads(text: str | bytes) -> Any:
     # Escaped keys start with "$$"; text without that needs no unescaping (a "$$" inside a string value
     # only costs the slower hook).
     return (_UNESCAPING_DECODER if '"$$' in text else _DECODER).decode(text)
+
+
+def loads_many(texts: Sequence[str]) -> list[Any]:
+    """``[loads(t) for t in texts]``, decoded as one JSON array without a hook: a page of partitions
+    decodes in a third of the time.
+
+    The hook is a Python call per object; instead, the timestamps a document keeps at its top level
+    (every partition's CreationTime) are replaced after decoding, and the replacements are counted
+    against the markers in the text, so a marker anywhere else sends the batch back to the hook.
+    (``{"$t":`` cannot occur inside a JSON string, whose quotes are escaped.)
+    """
+    joined = "[" + ",".join(texts) + "]"
+    if _DOLLAR.search(joined) is not None:  # escaped keys or bytes: rare
+        return [loads(t) for t in texts]
+    docs = _PLAIN_DECODER.decode(joined)
+    markers = joined.count('{"$t":')
+    if markers:
+        found = 0
+        for doc in docs:
+            if type(doc) is dict:
+                for key, value in doc.items():
+                    if type(value) is dict and len(value) == 1 and "$t" in value:
+                        doc[key] = from_micros(value["$t"])  # a value replaced, not a key: iteration holds
+                        found += 1
+        if found != markers:
+            return _DECODER.decode(joined)
+    return docs
