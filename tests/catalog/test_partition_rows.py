@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import json
 
+import pyarrow as pa
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -87,6 +88,29 @@ def test_existing_follows_the_newest_segment_that_names_an_identity() -> None:
     assert view.existing(everything) == {value_key([v]) for v in "bcd"}
     assert view.existing(set()) == set()
     assert all(view.exists(vk) == (vk in view.existing({vk})) for vk in everything)
+
+
+def test_a_filters_base_hits_are_built_once_and_only_the_newest_few_filters_are_kept() -> None:
+    """Pages of one query reuse its hits; views that share a base (extended ones) share them too."""
+    doc = {"StorageDescriptor": {"Location": "s3://x/"}}
+    view = fold(1, ["s0"], [segment_table(1, [([v], doc) for v in "abcd"])])
+    builds: list[str] = []
+
+    def hits(key: str) -> pa.Array:
+        def build(base: pa.Table) -> pa.Array:
+            builds.append(key)
+            return pa.array([0, base.num_rows - 1], pa.int64())
+
+        return view.base_hits(key, build)
+
+    assert hits("x").to_pylist() == [0, 3]
+    assert hits("x") is hits("x") and builds == ["x"]
+    newer = extend(view, ["s1"], [segment_table(1, [(["e"], doc)])])
+    assert newer.base_hits("x", lambda base: pa.array([], pa.int64())).to_pylist() == [0, 3]
+    for key in "abcdef":
+        hits(key)
+    kept = [k for k in view._lookups if k[0] == "hits"]
+    assert kept == [("hits", k) for k in "cdef"]
 
 
 def test_an_older_view_answers_from_its_own_segments_after_a_newer_one_was_extended_from_it() -> None:

@@ -319,6 +319,11 @@ def _merged_maps(maps: list[dict[str, bool]]) -> dict[str, bool]:
     return state
 
 
+# How many filters' base hits a view keeps (see TableView.base_hits): enough for the pages of a few
+# queries read at once, each at most 8 bytes a base row.
+_KEPT_FILTERS = 4
+
+
 @dataclass
 class TableView:
     """The merged partitions of one table at one list of segments."""
@@ -335,7 +340,7 @@ class TableView:
     _delta_named: Identities | None = None
     _delta_table: pa.Table | None = None
     _delta_latest: pa.Table | None = None
-    _lookups: dict[Any, IndexLookup] = field(default_factory=dict)
+    _lookups: dict[Any, Any] = field(default_factory=dict)  # index lookups, and base_hits
     _lock: threading.Lock = field(default_factory=threading.Lock)
     # The key columns of the base and of delta_latest() cast to their types, for queries (evaluate_arrow).
     typed_base: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
@@ -441,6 +446,22 @@ class TableView:
     def delta_position(self, after: str) -> int:
         """How many rows of ``delta_latest()`` have identities up to ``after``."""
         return _position(self.delta_latest(), after)
+
+    def base_hits(self, key: Any, build: Callable[[pa.Table], pa.Array]) -> pa.Array:
+        """The positions (ascending) of the base rows a filter keeps, ``build(base)``, kept for the
+        newest few ``key``s: the pages of one query then each cost what they return, where evaluating
+        the filter over the whole base again cost what the table holds."""
+        slot = ("hits", key)
+        with self._lock:
+            found = self._lookups.get(slot)
+        if found is None:
+            found = build(self.base)
+            with self._lock:
+                hits = [k for k in self._lookups if k[0] == "hits"]
+                for old in hits[: max(len(hits) - _KEPT_FILTERS + 1, 0)]:
+                    del self._lookups[old]
+                self._lookups[slot] = found
+        return cast(pa.Array, found)
 
     def lookup(self, name: Any, build: Callable[[pa.Table], IndexLookup]) -> IndexLookup:
         with self._lock:

@@ -33,6 +33,7 @@ from gluecat.errors import (
     InvalidInputException,
     ResourceNumberLimitExceededException,
 )
+from gluecat.expressions.lookup import first_true
 from gluecat.store import codec
 from gluecat.store.snapshot import Changes, Snapshot
 
@@ -490,6 +491,19 @@ class Window:
         total = self.segment["TotalSegments"]
         return _in_segment(_whole(rows.column("_bucket")), self.segment["SegmentNumber"], total)
 
+    def segment_key(self) -> tuple[int, int] | None:
+        """The segment, as a hashable key (None: the whole answer)."""
+        if self.segment is None or self.segment["TotalSegments"] <= 1:
+            return None
+        return (self.segment["SegmentNumber"], self.segment["TotalSegments"])
+
+    def hits(self, rows: pa.Table, mask: pa.Array | None) -> pa.Array:
+        """Positions of the ``rows`` that ``mask`` (None for all) and the segment keep."""
+        both = _both(mask, self.segment_mask(rows))
+        if both is None:
+            return pa.array(range(rows.num_rows), pa.int64())
+        return _whole(pc.indices_nonzero(both))
+
     def passed(self, rows: pa.Table) -> pa.Array | None:
         """Which of ``rows`` are after the cursor (None: all are)."""
         if self.after is None:
@@ -567,9 +581,16 @@ def select(
         base_hits = window.after_cursor(found, 0, mask, wanted)
     else:
         start = 0 if window.after is None else v.base_position(window.after)
-        base_hits = window.after_cursor(
-            v.base, start, predicate_mask(v.base, query.predicate, v.typed_base), wanted
-        )
+        if isinstance(query.predicate, ex.TrueP) and window.segment_key() is None:
+            base_hits = window.after_cursor(v.base, start, None, wanted)
+        else:
+            # The later pages of a query find its hits where the first page left them.
+            hits = v.base_hits(
+                (tuple(keys), query.predicate, window.segment_key()),
+                lambda base: window.hits(base, predicate_mask(base, query.predicate, v.typed_base)),
+            )
+            first = first_true(len(hits), lambda i: hits[i].as_py() >= start)
+            base_hits = v.base.take(hits.slice(first, wanted))
     return v.select(base_hits, lambda _: delta_hits) if delta_hits is not None else base_hits
 
 
