@@ -6,6 +6,7 @@ import gc
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -111,6 +112,18 @@ def test_a_filters_base_hits_are_built_once_and_only_the_newest_few_filters_are_
         hits(key)
     kept = [k for k in view._lookups if k[0] == "hits"]
     assert kept == [("hits", k) for k in "cdef"]
+
+
+def test_a_filters_delta_hits_count_the_deletions_among_them() -> None:
+    """A page takes as many delta rows as it needs live ones plus the deletions that may be among them."""
+    doc = {"StorageDescriptor": {"Location": "s3://x/"}}
+    view = fold(1, ["s0"], [segment_table(1, [([v], doc) for v in "abcd"])])
+    view = extend(view, ["s1"], [segment_table(1, [(["b"], None), (["e"], doc), (["c"], None)])])
+    everything = view.delta_hits("all", lambda rows: pa.array(range(rows.num_rows), pa.int64()))
+    assert everything[0].to_pylist() == [0, 1, 2] and everything[1] == 2
+    live = view.delta_hits("live", lambda rows: pc.indices_nonzero(pc.invert(rows.column("_tomb"))))
+    assert live[1] == 0
+    assert view.delta_hits("all", lambda rows: pa.array([], pa.int64())) is everything
 
 
 def test_an_older_view_answers_from_its_own_segments_after_a_newer_one_was_extended_from_it() -> None:

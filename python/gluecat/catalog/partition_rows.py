@@ -341,6 +341,7 @@ class TableView:
     _delta_table: pa.Table | None = None
     _delta_latest: pa.Table | None = None
     _lookups: dict[Any, Any] = field(default_factory=dict)  # index lookups, and base_hits
+    _delta_hits: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     # The key columns of the base and of delta_latest() cast to their types, for queries (evaluate_arrow).
     typed_base: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
@@ -451,17 +452,19 @@ class TableView:
         """The positions (ascending) of the base rows a filter keeps, ``build(base)``, kept for the
         newest few ``key``s: the pages of one query then each cost what they return, where evaluating
         the filter over the whole base again cost what the table holds."""
-        slot = ("hits", key)
-        with self._lock:
-            found = self._lookups.get(slot)
-        if found is None:
-            found = build(self.base)
-            with self._lock:
-                hits = [k for k in self._lookups if k[0] == "hits"]
-                for old in hits[: max(len(hits) - _KEPT_FILTERS + 1, 0)]:
-                    del self._lookups[old]
-                self._lookups[slot] = found
-        return cast(pa.Array, found)
+        return cast(pa.Array, _kept(self._lookups, self._lock, key, lambda: build(self.base)))
+
+    def delta_hits(self, key: Any, build: Callable[[pa.Table], pa.Array]) -> tuple[pa.Array, int]:
+        """As base_hits, over ``delta_latest()`` (kept by this view only), with how many of those rows
+        are deletions."""
+
+        def make() -> tuple[pa.Array, int]:
+            latest = self.delta_latest()
+            hits = build(latest)
+            deletions = pc.sum(pc.cast(latest.column("_tomb").take(hits), pa.int64())).as_py()
+            return hits, deletions or 0
+
+        return cast(tuple[pa.Array, int], _kept(self._delta_hits, self._lock, key, make))
 
     def lookup(self, name: Any, build: Callable[[pa.Table], IndexLookup]) -> IndexLookup:
         with self._lock:
@@ -502,6 +505,21 @@ class TableView:
         kept = base_rows.filter(pc.invert(overridden))
         live = delta.filter(pc.invert(delta.column("_tomb")))
         return sort_by_identity(pa.concat_tables([kept, live.select(kept.column_names)]))
+
+
+def _kept(cache: dict[Any, Any], lock: threading.Lock, key: Any, make: Callable[[], Any]) -> Any:
+    """``make()``, kept in ``cache`` under ("hits", key) with the newest _KEPT_FILTERS - 1 others."""
+    slot = ("hits", key)
+    with lock:
+        found = cache.get(slot)
+    if found is None:
+        found = make()
+        with lock:
+            hits = [k for k in cache if k[0] == "hits"]
+            for old in hits[: max(len(hits) - _KEPT_FILTERS + 1, 0)]:
+                del cache[old]
+            cache[slot] = found
+    return found
 
 
 def _position(rows: pa.Table, after: str) -> int:

@@ -7,7 +7,7 @@ matching slice of the base, filter the rest in bulk with Arrow, and merge the ne
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -553,16 +553,27 @@ def select(
             return pa.repeat(pa.scalar(False), rows.num_rows)
         return ex.evaluate_arrow(pred, _named(rows, keys), keys, typed)
 
-    # Base and deltas are each sorted by identity and evaluated whole against their cached typed key
-    # columns (casting the strings is most of an evaluation), then cut where the cursor leaves them
-    # (found by bisection) and after the rows a page can use; only the rows kept are copied.
+    # Base and deltas are each sorted by identity. A filter is evaluated over each whole, against their
+    # cached typed key columns (casting the strings is most of an evaluation), on a query's first page;
+    # the view keeps the positions it passes, so each page bisects them for the cursor and copies only
+    # the rows it can use.
+    filtered = not isinstance(query.predicate, ex.TrueP) or window.segment_key() is not None
+    filter_key = (tuple(keys), query.predicate, window.segment_key())
+
+    def hits_of(typed: dict[tuple[str, str], Any]) -> Callable[[pa.Table], pa.Array]:
+        return lambda rows: window.hits(rows, predicate_mask(rows, query.predicate, typed))
+
     delta_hits = None
     if v.deltas:
         latest = v.delta_latest()
         start = 0 if window.after is None else v.delta_position(window.after)
-        delta_hits = window.after_cursor(
-            latest, start, predicate_mask(latest, query.predicate, v.typed_delta), None
-        )
+        if filtered:
+            hits, deletions = v.delta_hits(filter_key, hits_of(v.typed_delta))
+            # Enough rows to hold limit + 1 live ones, whatever the deletions among them.
+            more = None if window.limit is None else window.limit + 1 + deletions
+            delta_hits = latest.take(hits.slice(_first_at_least(hits, start), more))
+        else:
+            delta_hits = window.after_cursor(latest, start, None, None)
         if window.limit is not None:
             delta_hits = _up_to_live(delta_hits, window.limit + 1)
     # The deltas can remove at most as many base rows as they have, so this many base rows always hold
@@ -581,17 +592,17 @@ def select(
         base_hits = window.after_cursor(found, 0, mask, wanted)
     else:
         start = 0 if window.after is None else v.base_position(window.after)
-        if isinstance(query.predicate, ex.TrueP) and window.segment_key() is None:
-            base_hits = window.after_cursor(v.base, start, None, wanted)
+        if filtered:
+            hits = v.base_hits(filter_key, hits_of(v.typed_base))
+            base_hits = v.base.take(hits.slice(_first_at_least(hits, start), wanted))
         else:
-            # The later pages of a query find its hits where the first page left them.
-            hits = v.base_hits(
-                (tuple(keys), query.predicate, window.segment_key()),
-                lambda base: window.hits(base, predicate_mask(base, query.predicate, v.typed_base)),
-            )
-            first = first_true(len(hits), lambda i: hits[i].as_py() >= start)
-            base_hits = v.base.take(hits.slice(first, wanted))
+            base_hits = window.after_cursor(v.base, start, None, wanted)
     return v.select(base_hits, lambda _: delta_hits) if delta_hits is not None else base_hits
+
+
+def _first_at_least(positions: pa.Array, start: int) -> int:
+    """Where the first of ascending ``positions`` not below ``start`` is."""
+    return first_true(len(positions), lambda i: positions[i].as_py() >= start)
 
 
 def _in_segment(buckets: Any, number: int, total: int) -> Any:
