@@ -319,8 +319,8 @@ def _merged_maps(maps: list[dict[str, bool]]) -> dict[str, bool]:
     return state
 
 
-# How many filters' base hits a view keeps (see TableView.base_hits): enough for the pages of a few
-# queries read at once, each at most 8 bytes a base row.
+# How many filters' hits a view keeps (TableView.base_hits, delta_hits): enough for the pages of a few
+# queries read at once, each at most 8 bytes a row. The most recently computed are kept.
 _KEPT_FILTERS = 4
 
 
