@@ -486,10 +486,11 @@ class Window:
 
     def segment_mask(self, rows: pa.Table) -> pa.Array | None:
         """Which of ``rows`` are in the segment (None: all are)."""
-        if self.segment is None or self.segment["TotalSegments"] <= 1:
+        key = self.segment_key()
+        if key is None:
             return None
-        total = self.segment["TotalSegments"]
-        return _in_segment(_whole(rows.column("_bucket")), self.segment["SegmentNumber"], total)
+        number, total = key
+        return _in_segment(_whole(rows.column("_bucket")), number, total)
 
     def segment_key(self) -> tuple[int, int] | None:
         """The segment, as a hashable key (None: the whole answer)."""
