@@ -106,22 +106,22 @@ def measure_queries(spark: Any, tables: dict[str, str], samples: int) -> dict[st
 def ddl_rate(spark: Any, table: str, warm: int, timed: int, *, steady: int | None = None) -> dict[str, float]:
     """Partitions per second added by ALTER TABLE ADD PARTITION, 100 per statement: over ``timed``
     statements after ``warm``, and, with ``steady``, over ``timed`` more after ``steady`` in all."""
-    windows = {"ddl partitions/s": warm}
-    if steady is not None:
-        windows["ddl steady partitions/s"] = steady
-    total = max(windows.values()) + timed
+    assert steady is None or steady >= warm + timed, "the steady window starts after the first one"
+    total = (warm if steady is None else steady) + timed
     fresh = [("DDL", k, 3000 + y) for y in range(total * 5) for k in CATEGORIES]
     batches = [fresh[i : i + 100] for i in range(0, total * 100, 100)]
-    starts = {at: name for name, at in windows.items()}
-    rates: dict[str, float] = {}
-    timing: tuple[str, int, float] | None = None
-    for i, batch in enumerate(batches):
-        if i in starts:
-            timing = (starts[i], i, time.perf_counter())
-        spark.sql(add_partition_sql(table, batch))
-        if timing is not None and i + 1 == timing[1] + timed:
-            rates[timing[0]] = 100 * timed / (time.perf_counter() - timing[2])
-            timing = None
+
+    def run(first: int, end: int) -> float:
+        start = time.perf_counter()
+        for batch in batches[first:end]:
+            spark.sql(add_partition_sql(table, batch))
+        return 100 * (end - first) / (time.perf_counter() - start)
+
+    run(0, warm)
+    rates = {"ddl partitions/s": run(warm, warm + timed)}
+    if steady is not None:
+        run(warm + timed, steady)
+        rates["ddl steady partitions/s"] = run(steady, steady + timed)
     return rates
 
 
