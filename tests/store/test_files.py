@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -68,6 +70,32 @@ def test_a_commits_rows_travel_inline_compressed_and_come_back_with_their_schema
     assert len(data) < size / 2  # compressed
     back = files.read_inline_segment(data, files.INLINE_ENCODING, size, "log/1.json#0")
     assert back.equals(rows) and back.schema.equals(rows.schema, check_metadata=True)
+
+
+@pytest.mark.parametrize("chunks", [1, 3])
+def test_an_inline_segment_is_the_arrow_ipc_stream_a_stream_writer_makes(chunks: int) -> None:
+    rows = pa.concat_tables([segment(10)] * chunks)
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, rows.schema) as writer:
+        writer.write_table(rows)
+    data, size = files.inline_segment_bytes(rows, limit=1 << 20) or (b"", 0)
+    codec = pa.Codec(files.INLINE_ENCODING.removeprefix("arrow-ipc+"))
+    assert codec.decompress(data, size, asbytes=True) == sink.getvalue().to_pybytes()
+
+
+def test_an_entrys_inline_base64_is_spliced_into_the_same_json_that_encoding_it_would_give() -> None:
+    def entry(*inline: str, operation: str = "BatchCreatePartition") -> dict[str, object]:
+        actions = [
+            {"add_segment": f"log/7.json#{i}", "inline": text, "rows": 1} for i, text in enumerate(inline)
+        ]
+        return {"actions": actions, "operation": operation, "version": 7}
+
+    texts = ["QUJD+/==", "", "eHl6"]
+    for e in (entry(*texts), entry(*texts, operation="\x00")):  # a string that is the slot: encoded plainly
+        spliced = files.encode_entry(
+            {**e, "actions": [{**a, "inline": files.Base64Text(a["inline"])} for a in e["actions"]]}
+        )  # type: ignore[attr-defined]
+        assert spliced == json.dumps(e, sort_keys=True, separators=(",", ":")).encode()
 
 
 def test_rows_that_would_not_fit_the_limit_do_not_travel_inline() -> None:

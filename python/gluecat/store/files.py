@@ -34,8 +34,37 @@ SEGMENT_KIND = "$segment"
 """Checkpoint rows naming a live partition segment: key = table key + (path,)."""
 
 
+class Base64Text(str):
+    """Text of the base64 alphabet only, which a JSON string holds as it is: ``encode_entry`` splices it
+    into the entry's text instead of escaping it a character at a time (for an inline segment, a third
+    of encoding a commit's entry)."""
+
+
+_SLOT = "\x00"
+_SLOT_JSON = json.dumps(_SLOT)
+
+
 def encode_entry(entry: dict[str, Any]) -> bytes:
-    return json.dumps(entry, sort_keys=True, separators=(",", ":")).encode()
+    spliced: list[str] = []
+    actions = []
+    for action in entry.get("actions") or ():
+        text = action.get("inline")
+        if type(text) is Base64Text:
+            action = {**action, "inline": _SLOT}
+            spliced.append(text)
+        actions.append(action)
+    if spliced:
+        parts = _dumps_entry({**entry, "actions": actions}).split(_SLOT_JSON)
+        if len(parts) == len(spliced) + 1:  # else some other string of the entry is the slot
+            out = [parts[0]]
+            for text, part in zip(spliced, parts[1:], strict=True):
+                out += ['"', text, '"', part]
+            return "".join(out).encode()
+    return _dumps_entry(entry).encode()
+
+
+def _dumps_entry(entry: dict[str, Any]) -> str:
+    return json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
 def decode_entry(data: bytes, name: str, version: int) -> dict[str, Any]:
@@ -122,12 +151,15 @@ def inline_segment_bytes(rows: pa.Table, limit: int) -> tuple[bytes, int] | None
     if it would take more than ``limit`` bytes."""
     if rows.get_total_buffer_size() > 32 * limit:  # no use compressing what cannot fit
         return None
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_stream(sink, rows.schema) as writer:
-        writer.write_table(rows)
-    stream = sink.getvalue()
+    # The stream's messages joined as pa.ipc.new_stream writes them, without setting up a stream writer:
+    # half the time for a commit's rows.
+    messages = [rows.schema.serialize(), *(b.serialize() for b in rows.to_batches())]
+    stream = b"".join([*(m.to_pybytes() for m in messages), _EOS])
     data = _INLINE_CODECS[INLINE_ENCODING].compress(stream, asbytes=True)
-    return (data, stream.size) if len(data) <= limit else None
+    return (data, len(stream)) if len(data) <= limit else None
+
+
+_EOS = b"\xff\xff\xff\xff\x00\x00\x00\x00"  # an IPC stream's end: continuation marker, zero length
 
 
 def read_inline_segment(data: bytes, encoding: Any, size: Any, name: str) -> pa.Table:

@@ -321,7 +321,7 @@ class Store:
             if carried is not None:
                 path = layout.inline_segment_path(version, len(w.inline))
                 data, size = carried
-                action["inline"] = base64.b64encode(data).decode("ascii")
+                action["inline"] = files.Base64Text(base64.b64encode(data).decode("ascii"))
                 action["inline_encoding"] = files.INLINE_ENCODING
                 action["inline_size"] = size
                 w.inline.append(path)
