@@ -143,19 +143,27 @@ def _shared_locations(docs: list[Any]) -> list[str] | None:
     return locations
 
 
-def _doc_column(docs: list[dict[str, Any] | None]) -> pa.Array:
-    """The documents' JSON text as a column. When all share one shape (a batch of partitions of one
-    table usually does) and their locations need no escaping, the shape is encoded once and each
-    location spliced into its text."""
-    first = docs[0] if docs else None
-    locations = _shared_locations(docs) if type(first) is dict else None
+def _location(doc: dict[str, Any] | None) -> Any:
+    return None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location")
+
+
+def _doc_column(docs: list[dict[str, Any] | None], locations: list[str] | None) -> pa.Array:
+    """The documents' JSON text as a column. When all share one shape (``locations`` is their
+    _shared_locations: a batch of partitions of one table usually does) and their locations need no
+    escaping, the shape is encoded once and each location spliced into its text."""
     if locations is not None:
-        template = _template(first)  # type: ignore[arg-type]
+        template = _template(docs[0])  # type: ignore[arg-type]
         if template is not None and _own_json_text("".join(locations)):
             head, tail = template[0] + '"', '"' + template[1]
             # (Python's concatenation is faster than pyarrow's binary_join_element_wise for a batch.)
             return pa.array([head + location + tail for location in locations], pa.large_string())
     return pa.array(_encode_docs(docs), pa.large_string())
+
+
+def _docs_and_locations(docs: list[dict[str, Any] | None]) -> tuple[pa.Array, list[Any]]:
+    """The doc column and the locations of a run of documents."""
+    shared = _shared_locations(docs) if docs and type(docs[0]) is dict else None
+    return _doc_column(docs, shared), shared if shared is not None else list(map(_location, docs))
 
 
 def segment_table(
@@ -168,34 +176,31 @@ def segment_table(
     rows' identities when the caller has them already. ``runs`` are the lengths of the requests the rows
     came from, if several: the documents of one request usually share their objects, those of different
     requests do not, so each run's documents are encoded as a batch of their own."""
-    if vks is None:
-        vks = value_keys([values for values, _ in rows])
+    values_list = [values for values, _ in rows]
     docs = [doc for _, doc in rows]
-    if all(len(values) == n_keys for values, _ in rows):
-        cols = [list(c) for c in zip(*[values for values, _ in rows], strict=True)] or [
-            [] for _ in range(n_keys)
-        ]
+    if vks is None:
+        vks = value_keys(values_list)
+    if set(map(len, values_list)) <= {n_keys}:
+        cols = [list(c) for c in zip(*values_list, strict=True)] or [[] for _ in range(n_keys)]
     else:
-        cols = [[values[i] if i < len(values) else None for values, _ in rows] for i in range(n_keys)]
-    tombs = [doc is None for doc in docs]
-    locations = [
-        None if doc is None else (doc.get("StorageDescriptor") or {}).get("Location") for doc in docs
-    ]
+        cols = [[values[i] if i < len(values) else None for values in values_list] for i in range(n_keys)]
+    if len(runs) < 2:
+        doc_column, locations = _docs_and_locations(docs)
+    else:
+        parts = [
+            _docs_and_locations(docs[end - n : end])
+            for n, end in zip(runs, itertools.accumulate(runs), strict=True)
+        ]
+        doc_column = pa.concat_arrays([column for column, _ in parts])
+        locations = list(itertools.chain.from_iterable(locs for _, locs in parts))
     return pa.Table.from_arrays(
         [pa.array(c, pa.string()) for c in cols]
         + [
             pa.array(vks, pa.string()),
             pa.array([zlib.crc32(vk.encode()) % BUCKETS for vk in vks], pa.int32()),
-            pa.array(tombs, pa.bool_()),
+            pa.array([doc is None for doc in docs], pa.bool_()),
             pa.array(locations, pa.string()),
-            _doc_column(docs)
-            if len(runs) < 2
-            else pa.concat_arrays(
-                [
-                    _doc_column(docs[end - n : end])
-                    for n, end in zip(runs, itertools.accumulate(runs), strict=True)
-                ]
-            ),
+            doc_column,
         ],
         schema=segment_schema(n_keys),
     )
