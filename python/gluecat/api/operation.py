@@ -36,13 +36,21 @@ def operation(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         sig = inspect.signature(fn)
+        params = list(sig.parameters.values())
+        # A method of self and keyword-only parameters binds when the call names a subset of them that
+        # holds the required ones: two set comparisons instead of Signature.bind (a tenth of the time).
+        plain = bool(params) and params[0].kind is params[0].POSITIONAL_OR_KEYWORD
+        plain = plain and all(p.kind is p.KEYWORD_ONLY for p in params[1:])
+        keyword = frozenset(p.name for p in params[1:])
+        required = frozenset(p.name for p in params[1:] if p.default is p.empty)
 
         @functools.wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            try:
-                sig.bind(*args, **kwargs)
-            except TypeError as e:
-                raise InvalidInputException(_binding_message(str(e)), operation_name=name) from None
+            if not (plain and len(args) == 1 and required <= kwargs.keys() <= keyword):
+                try:
+                    sig.bind(*args, **kwargs)
+                except TypeError as e:
+                    raise InvalidInputException(_binding_message(str(e)), operation_name=name) from None
             try:
                 return fn(*args, **kwargs)
             except GlueError as e:
