@@ -150,6 +150,7 @@ def _adding(
         and set(map(len, values_list)) <= {n_keys}
     ):
         # Every partition is new and fine (what a bulk load sends): no checks one by one.
+        rows: list[tuple[list[str], dict[str, Any] | None]]
         rows = list(zip(values_list, _partition_docs(inputs, now), strict=True))
         batch = _Batch(rows=rows, errors=[], vks=identities)
         if batch.rows:
