@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gluecat.uniform import all_but
+from gluecat.uniform import all_but, members_are
 
 
 def test_the_one_member_that_differs_is_returned_in_order() -> None:
@@ -21,3 +21,12 @@ def test_other_member_names_or_counts_or_non_dicts_are_refused() -> None:
     assert all_but([{"Location": "a"}, {"Location": "b", "x": 1}], "Location") is None
     assert all_but([{"x": 1}, {"x": 1}], "Location") is None
     assert all_but([{"Location": "a"}, ["Location"]], "Location") is None
+
+
+def test_members_are_exactly_the_names_given() -> None:
+    names = ("Values", "StorageDescriptor")
+    assert members_are([{"Values": [], "StorageDescriptor": {}}] * 2, names)
+    assert members_are([], names)
+    assert not members_are([{"Values": [], "StorageDescriptor": {}}, {"Values": []}], names)
+    assert not members_are([{"Values": [], "StorageDescriptor": {}, "Parameters": {}}], names)
+    assert not members_are([{"Values": [], "Location": ""}], names)

@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import itertools
 import operator
+from collections.abc import Collection
 from typing import Any
 
 
 def same(objects: list[Any], name: str, value: Any) -> bool:
     """Whether each of ``objects`` holds ``value`` itself under ``name``."""
     return all(map(operator.is_, map(operator.itemgetter(name), objects), itertools.repeat(value)))
+
+
+def members_are(objects: list[dict[str, Any]], names: Collection[str]) -> bool:
+    """Whether each of the dicts ``objects`` holds exactly the members ``names``."""
+    if set(map(len, objects)) - {len(names)}:
+        return False
+    return all(all(map(operator.contains, objects, itertools.repeat(name))) for name in names)
 
 
 def all_but(objects: list[Any], name: str) -> list[Any] | None:

@@ -590,9 +590,7 @@ def _uniform_partition_inputs(items: list[Any], field: str) -> list[dict[str, An
     characters} and the first's descriptor is valid; else None, and the caller checks them one by one
     (and so names the first fault). Printable ASCII is one byte a character and inside both line patterns,
     which is what check_text's own fast path accepts."""
-    if not items or set(map(type, items)) != {dict} or set(map(len, items)) != {len(_UNIFORM_MEMBERS)}:
-        return None
-    if not all(all(map(operator.contains, items, itertools.repeat(m))) for m in _UNIFORM_MEMBERS):
+    if not items or set(map(type, items)) != {dict} or not uniform.members_are(items, _UNIFORM_MEMBERS):
         return None
     values = list(map(operator.itemgetter("Values"), items))
     if set(map(type, values)) != {list}:

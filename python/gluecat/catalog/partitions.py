@@ -7,7 +7,6 @@ matching slice of the base, filter the rest in bulk with Arrow, and merge the ne
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gluecat import expressions as ex
+from gluecat import uniform
 from gluecat.catalog import compaction, group_commit, indexes, paging
 from gluecat.catalog.context import Context, require_table
 from gluecat.catalog.partition_rows import (
@@ -65,9 +65,7 @@ def _partition_doc(part_input: dict[str, Any], creation_time: datetime) -> dict[
 def _partition_docs(inputs: list[dict[str, Any]], creation_time: datetime) -> list[dict[str, Any]]:
     """_partition_doc of each input; for inputs of only Values and a StorageDescriptor (what Spark's
     partition DDL, crawlers and bulk loaders send), in one pass without a call per partition."""
-    if set(map(len, inputs)) == {2} and all(
-        map(operator.contains, inputs, itertools.repeat("StorageDescriptor"))
-    ):
+    if uniform.members_are(inputs, ("Values", "StorageDescriptor")):
         sds = map(operator.itemgetter("StorageDescriptor"), inputs)
         return [{"StorageDescriptor": sd, "CreationTime": creation_time} for sd in sds]
     return [_partition_doc(part, creation_time) for part in inputs]
