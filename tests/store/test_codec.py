@@ -46,11 +46,12 @@ def test_a_batch_decodes_timestamps_at_any_depth() -> None:
     """Top-level timestamps take the fast path; one deeper in any document sends the batch to the hook."""
     t = datetime(2020, 1, 1, tzinfo=UTC)
     flat = [{"CreationTime": t, "StorageDescriptor": {"Location": f"s3://b/{i}"}} for i in range(3)]
+    more = [*flat, {"LastAccessTime": t}, {"CreationTime": t, "LastAnalyzedTime": t}]
     deep = [*flat, {"CreationTime": t, "Inner": {"LastAccessTime": t, "List": [t]}}]
-    for docs in (flat, deep):
+    for docs in (flat, more, deep):
         decoded = codec.loads_many([codec.dumps(d) for d in docs])
         assert decoded == docs
-        assert all(type(d["CreationTime"]) is datetime for d in decoded)
+        assert all(type(v) is datetime for d in decoded for k, v in d.items() if k.endswith("Time"))
 
 
 def test_a_map_whose_only_key_looks_like_a_marker_stays_a_map() -> None:

@@ -99,9 +99,9 @@ def loads_many(texts: Sequence[str]) -> list[Any]:
     decodes in a third of the time.
 
     The hook is a Python call per object; instead, the timestamps a document keeps at its top level
-    (every partition's CreationTime) are replaced after decoding, and the replacements are counted
-    against the markers in the text, so a marker anywhere else sends the batch back to the hook.
-    (``{"$t":`` cannot occur inside a JSON string, whose quotes are escaped.)
+    are replaced after decoding, and the replacements are counted against the markers in the text, so a
+    marker anywhere else sends the batch back to the hook. (``{"$t":`` cannot occur inside a JSON
+    string, whose quotes are escaped.)
     """
     joined = "[" + ",".join(texts) + "]"
     if _DOLLAR.search(joined) is not None:  # escaped keys or bytes: rare
@@ -109,13 +109,28 @@ def loads_many(texts: Sequence[str]) -> list[Any]:
     docs = _PLAIN_DECODER.decode(joined)
     markers = joined.count('{"$t":')
     if markers:
+        # Every partition has a CreationTime: it is looked up first, and the documents' members are
+        # walked only if other markers remain.
         found = 0
         for doc in docs:
-            if type(doc) is dict:
-                for key, value in doc.items():
-                    if type(value) is dict and len(value) == 1 and "$t" in value:
-                        doc[key] = from_micros(value["$t"])  # a value replaced, not a key: iteration holds
-                        found += 1
+            value = doc.get("CreationTime") if type(doc) is dict else None
+            if type(value) is dict and len(value) == 1 and "$t" in value:
+                doc["CreationTime"] = from_micros(value["$t"])
+                found += 1
+        if found != markers:
+            found += _replace_top_level_times(docs)
         if found != markers:
             return _DECODER.decode(joined)
     return docs
+
+
+def _replace_top_level_times(docs: list[Any]) -> int:
+    """Replace the timestamp markers at the top level of ``docs`` by datetimes; returns how many."""
+    found = 0
+    for doc in docs:
+        if type(doc) is dict:
+            for key, value in doc.items():
+                if type(value) is dict and len(value) == 1 and "$t" in value:
+                    doc[key] = from_micros(value["$t"])  # a value replaced, not a key: iteration holds
+                    found += 1
+    return found
