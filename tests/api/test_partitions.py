@@ -612,3 +612,45 @@ def test_parameter_keys_that_look_like_storage_markers_survive_a_new_process(
     assert got["Parameters"] == odd
     pages = fresh.get_partitions(DatabaseName="db", TableName="t")["Partitions"]
     assert {p["Values"][0]: p["Parameters"] for p in pages} == {"a": odd, "b": {"$b": "aGk="}}
+
+
+@pytest.mark.parametrize("expression", ["", "k <> 'zz'"])
+def test_pages_merge_newer_partitions_with_the_base_at_every_page_size(
+    glue: Catalog, warehouse: str, expression: str
+) -> None:
+    """A catalog opened on a table folds the partitions it finds into its view's base; its own later
+    writes delete some of them, replace others and add partitions before, among and after them. Each page
+    reads only as many base and newer rows as it can use; whatever the page size, the pages together are
+    every live partition once, in order."""
+    make_table(glue, "t", [("k", "string")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part(f"m{i:02d}") for i in range(20)]
+    )
+    with Catalog(warehouse) as other:
+        assert other.get_partitions(DatabaseName="db", TableName="t", MaxResults=1)["Partitions"]
+        for gone in ("m00", "m07", "m08", "m19"):
+            other.delete_partition(DatabaseName="db", TableName="t", PartitionValues=[gone])
+        other.update_partition(
+            DatabaseName="db", TableName="t", PartitionValueList=["m10"], PartitionInput=part("m10")
+        )
+        added = ["a0", "m07x", "m11x", "z0", "z1", "z2"]
+        other.batch_create_partition(
+            DatabaseName="db", TableName="t", PartitionInputList=[part(v) for v in added]
+        )
+        live = sorted({f"m{i:02d}" for i in range(20)} - {"m00", "m07", "m08", "m19"} | set(added))
+        for size in range(1, len(live) + 2):
+            got: list[str] = []
+            kwargs: dict = {
+                "DatabaseName": "db",
+                "TableName": "t",
+                "Expression": expression,
+                "MaxResults": size,
+            }
+            while True:
+                resp = other.get_partitions(**kwargs)
+                assert len(resp["Partitions"]) <= size
+                got += [p["Values"][0] for p in resp["Partitions"]]
+                if "NextToken" not in resp:
+                    break
+                kwargs["NextToken"] = resp["NextToken"]
+            assert got == live, size

@@ -633,7 +633,15 @@ def select(
             base_hits = v.base.take(hits.slice(_first_at_least(hits, start), wanted))
         else:
             base_hits = window.after_cursor(v.base, start, None, wanted)
-    return v.select(base_hits, lambda _: delta_hits) if delta_hits is not None else base_hits
+    if delta_hits is None:
+        return base_hits
+    if wanted is not None and base_hits.num_rows >= wanted and delta_hits.num_rows:
+        # The base rows were cut: they hold more live rows up to their last identity than the page
+        # can use, whatever the newer rows override, so newer rows after it cannot reach the page.
+        last = base_hits.column("_vk")[-1].as_py()
+        identities = delta_hits.column("_vk")
+        delta_hits = delta_hits.slice(0, first_true(len(identities), lambda i: identities[i].as_py() > last))
+    return v.select(base_hits, lambda _: delta_hits)
 
 
 def _first_at_least(positions: pa.Array, start: int) -> int:
