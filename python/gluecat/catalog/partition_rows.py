@@ -447,11 +447,11 @@ class TableView:
 
     def base_position(self, after: str) -> int:
         """How many base rows have identities up to ``after`` (the base is sorted by identity)."""
-        return _position(self.base, after)
+        return position(self.base, after)
 
     def delta_position(self, after: str) -> int:
         """How many rows of ``delta_latest()`` have identities up to ``after``."""
-        return _position(self.delta_latest(), after)
+        return position(self.delta_latest(), after)
 
     def base_hits(self, key: Any, build: Callable[[pa.Table], pa.Array]) -> pa.Array:
         """The positions (ascending) of the base rows a filter keeps, ``build(base)``, kept for the
@@ -527,7 +527,7 @@ def _kept(cache: dict[Any, Any], lock: threading.Lock, key: Any, make: Callable[
     return found
 
 
-def _position(rows: pa.Table, after: str) -> int:
+def position(rows: pa.Table, after: str) -> int:
     """How many of ``rows`` (sorted by identity) have identities up to ``after``."""
     identities = rows.column("_vk")
     return first_true(rows.num_rows, lambda i: identities[i].as_py() > after)

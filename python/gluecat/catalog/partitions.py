@@ -23,6 +23,7 @@ from gluecat.catalog.context import Context, require_table
 from gluecat.catalog.partition_rows import (
     IndexLookup,
     TableView,
+    position,
     segment_table,
     value_key,
     value_keys,
@@ -638,9 +639,7 @@ def select(
     if wanted is not None and base_hits.num_rows >= wanted and delta_hits.num_rows:
         # The base rows were cut: they hold more live rows up to their last identity than the page
         # can use, whatever the newer rows override, so newer rows after it cannot reach the page.
-        last = base_hits.column("_vk")[-1].as_py()
-        identities = delta_hits.column("_vk")
-        delta_hits = delta_hits.slice(0, first_true(len(identities), lambda i: identities[i].as_py() > last))
+        delta_hits = delta_hits.slice(0, position(delta_hits, base_hits.column("_vk")[-1].as_py()))
     return v.select(base_hits, lambda _: delta_hits)
 
 
