@@ -8,7 +8,7 @@ matching slice of the base, filter the rest in bulk with Arrow, and merge the ne
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -72,18 +72,25 @@ def _partition_docs(inputs: list[dict[str, Any]], creation_time: datetime) -> li
     return [_partition_doc(part, creation_time) for part in inputs]
 
 
-def _response(
-    table: dict[str, Any], ctx: Context, values: list[str], doc: dict[str, Any], exclude: bool
-) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "Values": values,
-        "DatabaseName": table["DatabaseName"],
-        "TableName": table["Name"],
-        **doc,
-        "CatalogId": ctx.catalog_id,
-    }
-    if exclude and "StorageDescriptor" in out:
-        out["StorageDescriptor"] = {k: v for k, v in out["StorageDescriptor"].items() if k != "Columns"}
+def _responses(
+    table: dict[str, Any],
+    ctx: Context,
+    values: Iterable[Sequence[str]],
+    docs: list[dict[str, Any]],
+    exclude: bool,
+) -> list[dict[str, Any]]:
+    """The Glue Partition of each (values, stored document); built in one comprehension, not a call
+    per partition (a page is up to a thousand)."""
+    database, name, catalog_id = table["DatabaseName"], table["Name"], ctx.catalog_id
+    out = [
+        {"Values": list(v), "DatabaseName": database, "TableName": name, **doc, "CatalogId": catalog_id}
+        for v, doc in zip(values, docs, strict=True)
+    ]
+    if exclude:
+        for part in out:
+            if "StorageDescriptor" in part:
+                sd = part["StorageDescriptor"]
+                part["StorageDescriptor"] = {k: v for k, v in sd.items() if k != "Columns"}
     return out
 
 
@@ -93,14 +100,7 @@ def _rows_to_responses(
     docs = codec.loads_many(cast(list[str], rows.column("doc").to_pylist()))
     columns = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
     values = zip(*columns, strict=True) if columns else [()] * len(docs)
-    if exclude:
-        return [_response(table, ctx, list(v), doc, exclude) for v, doc in zip(values, docs, strict=True)]
-    # _response, without a call per partition (a page is up to a thousand)
-    database, name, catalog_id = table["DatabaseName"], table["Name"], ctx.catalog_id
-    return [
-        {"Values": list(v), "DatabaseName": database, "TableName": name, **doc, "CatalogId": catalog_id}
-        for v, doc in zip(values, docs, strict=True)
-    ]
+    return _responses(table, ctx, values, docs, exclude)
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -438,7 +438,7 @@ def get_partition(ctx: Context, database: str, table_name: str, values: list[str
     doc = _existing_doc(ctx, snap, table, values)
     if doc is None:
         raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
-    return {"Partition": _response(table, ctx, list(values), doc, False)}
+    return {"Partition": _responses(table, ctx, [values], [doc], False)[0]}
 
 
 def batch_get_partition(
