@@ -37,6 +37,7 @@ from gluecat.errors import (
     ResourceNumberLimitExceededException,
 )
 from gluecat.expressions.lookup import first_true
+from gluecat.gc_pause import gc_paused
 from gluecat.store import codec
 from gluecat.store.snapshot import Changes, Snapshot
 
@@ -97,10 +98,11 @@ def _responses(
 def _rows_to_responses(
     ctx: Context, table: dict[str, Any], rows: pa.Table, n_keys: int, exclude: bool
 ) -> list[dict[str, Any]]:
-    docs = codec.loads_many(cast(list[str], rows.column("doc").to_pylist()))
-    columns = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
-    values = zip(*columns, strict=True) if columns else [()] * len(docs)
-    return _responses(table, ctx, values, docs, exclude)
+    with gc_paused():  # thousands of acyclic containers (see gluecat.gc_pause)
+        docs = codec.loads_many(cast(list[str], rows.column("doc").to_pylist()))
+        columns = [rows.column(f"p{i}").to_pylist() for i in range(n_keys)]
+        values = zip(*columns, strict=True) if columns else [()] * len(docs)
+        return _responses(table, ctx, values, docs, exclude)
 
 
 # -- writing ----------------------------------------------------------------------------------------
@@ -232,19 +234,22 @@ def _add(
             runs: list[int] = []  # rows per request
             added: set[str] = set()
             outcomes: list[tuple[Any, Any]] = []  # (result, error) of each request, in order
-            for r in group:
-                try:
-                    batch = _adding(ctx, snap, table, r.parts, collect_errors=r.collect_errors, added=added)
-                except GlueError as e:
-                    outcomes.append((None, e))
-                    continue
-                rows.extend(batch.rows)
-                runs.append(len(batch.rows))
-                vks.extend(batch.vks or [])
-                added.update(batch.vks or [])
-                outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
-            changes = Changes()
-            _commit_rows(table, rows, changes, vks, runs)
+            with gc_paused():  # a few containers per partition, none in a cycle
+                for r in group:
+                    try:
+                        batch = _adding(
+                            ctx, snap, table, r.parts, collect_errors=r.collect_errors, added=added
+                        )
+                    except GlueError as e:
+                        outcomes.append((None, e))
+                        continue
+                    rows.extend(batch.rows)
+                    runs.append(len(batch.rows))
+                    vks.extend(batch.vks or [])
+                    added.update(batch.vks or [])
+                    outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
+                changes = Changes()
+                _commit_rows(table, rows, changes, vks, runs)
             return changes, outcomes
 
         single = len(group) == 1 and not group[0].collect_errors
