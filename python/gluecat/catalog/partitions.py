@@ -403,6 +403,7 @@ def commit_partitions(
     version plus one, so a caller holding that state can apply the change to it instead of re-reading.
     """
 
+    @gc_paused()  # as _add's build
     def build(snap: Snapshot) -> tuple[Changes, int]:
         table = require_table(snap, database, table_name)
         v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
