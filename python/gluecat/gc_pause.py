@@ -9,7 +9,8 @@ cycles, so reference counting frees all of it and those passes found nothing to 
 ``util.nogc`` does the same around building large containers.)
 
 The collector is off only while at least one thread is inside ``gc_paused`` and only if it was on when
-the first of them entered: a program that turned it off itself keeps it off.
+the first of them entered: a program that turned it off itself keeps it off. (One that turns it off
+while a pause is under way finds it on again when the pause ends: the two cannot be told apart.)
 """
 
 from __future__ import annotations
