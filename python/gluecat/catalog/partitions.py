@@ -227,6 +227,7 @@ def _add(
     """Add partitions in a commit shared with the other additions to the table queued meanwhile."""
 
     def commit(group: list[group_commit.Request[Any]]) -> None:
+        @gc_paused()  # a few containers per partition, none in a cycle
         def build(snap: Snapshot) -> tuple[Changes, list[tuple[Any, Any]]]:
             table = require_table(snap, database, table_name)
             rows: list[tuple[list[str], dict[str, Any] | None]] = []
@@ -234,22 +235,19 @@ def _add(
             runs: list[int] = []  # rows per request
             added: set[str] = set()
             outcomes: list[tuple[Any, Any]] = []  # (result, error) of each request, in order
-            with gc_paused():  # a few containers per partition, none in a cycle
-                for r in group:
-                    try:
-                        batch = _adding(
-                            ctx, snap, table, r.parts, collect_errors=r.collect_errors, added=added
-                        )
-                    except GlueError as e:
-                        outcomes.append((None, e))
-                        continue
-                    rows.extend(batch.rows)
-                    runs.append(len(batch.rows))
-                    vks.extend(batch.vks or [])
-                    added.update(batch.vks or [])
-                    outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
-                changes = Changes()
-                _commit_rows(table, rows, changes, vks, runs)
+            for r in group:
+                try:
+                    batch = _adding(ctx, snap, table, r.parts, collect_errors=r.collect_errors, added=added)
+                except GlueError as e:
+                    outcomes.append((None, e))
+                    continue
+                rows.extend(batch.rows)
+                runs.append(len(batch.rows))
+                vks.extend(batch.vks or [])
+                added.update(batch.vks or [])
+                outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
+            changes = Changes()
+            _commit_rows(table, rows, changes, vks, runs)
             return changes, outcomes
 
         single = len(group) == 1 and not group[0].collect_errors
