@@ -137,3 +137,29 @@ def test_existence_checks_follow_own_commits_merges_and_other_writers(
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
     names = shown(spark, f"SHOW PARTITIONS {table}")
     assert sorted(names) == sorted(["p=a/q=1", "p=b/q=1", "p=c/q=1"] + [f"p=d/q={q}" for q in range(4, 20)])
+
+
+def test_a_stream_of_partition_ddl_makes_two_backend_calls_a_statement(
+    spark: Any, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark asks whether each spec exists before adding it. Once the shim holds a copy of the table's
+    partitions, the statement's table load checks that copy, so a statement costs the load and the
+    commit, whatever the number of specs."""
+    from gluecat.spark.backend import Backend
+
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=0)")  # the shim's copy is made here
+    calls: list[str] = []
+    call = Backend.call
+
+    def counted(self: Backend, op: str, args: str) -> str:
+        calls.append(op)
+        return call(self, op, args)
+
+    monkeypatch.setattr(Backend, "call", counted)
+    for q in range(1, 4):
+        specs = " ".join(f"PARTITION (p='{p}', q={q})" for p in "abcde")
+        spark.sql(f"ALTER TABLE {table} ADD {specs}")
+    assert calls == ["get_table", "create_partitions"] * 3
+    spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='a', q=1) PARTITION (p='z', q=9)")
+    assert calls[6:] == ["get_table", "create_partitions"]
+    assert len(shown(spark, f"SHOW PARTITIONS {table}")) == 17

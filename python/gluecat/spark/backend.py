@@ -178,9 +178,19 @@ class Backend:
         version's schema and descriptor; Glue versions tables, not partitions, so the partitions are those
         as of the moment the version was replaced (or now, for the current version).
         """
+        unchanged_at = None
         if args.get("version") is not None:
             table, as_of = self._table_version(args)
         else:
+            if args.get("identities_since") is not None and args.get("as_of") is None:
+                # The shim's copy of the partition identities, checked here as op_partition_identities
+                # would: partition DDL loads the table just before its existence checks.
+                unchanged_at = self.catalog.partitions_unchanged_since(
+                    args["database"],
+                    args["name"],
+                    args["identities_since"],
+                    args.get("identities_applied", []),
+                )
             table, as_of = self._table(args), _as_of(args)
         sd = table.get("StorageDescriptor") or {}
 
@@ -222,6 +232,7 @@ class Backend:
             "format": fmt,
             "options": options,
             "unreadable": unreadable,
+            "identities_unchanged_at": unchanged_at,
         }
 
     def _table_version(self, args: dict[str, Any]) -> tuple[dict[str, Any], datetime | None]:

@@ -182,9 +182,10 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         if (asOf != null) {
             args.put("as_of", asOf);
         }
+        Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.warehouse(), args) : null;
         try {
             JsonNode t = backend.call("get_table", args);
-            return new GlueTable(name, backend, new TableInfo(ident, t));
+            return new GlueTable(name, backend, new TableInfo(ident, t), asked == null ? null : asked.answer(t));
         } catch (Backend.GlueError e) {
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchTableException(ident);

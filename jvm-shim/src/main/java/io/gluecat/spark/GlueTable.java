@@ -38,13 +38,15 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     private final String catalogName;
     private final Backend backend;
     private final TableInfo info;
-    /** The partitions' values as of this statement's first existence check. */
+    /** The partitions' values as of the table's load (if it checked this JVM's copy) or else of its first
+     * existence check; dropped at its own commits. */
     private Set<String> identities;
 
-    GlueTable(String catalogName, Backend backend, TableInfo info) {
+    GlueTable(String catalogName, Backend backend, TableInfo info, Set<String> identities) {
         this.catalogName = catalogName;
         this.backend = backend;
         this.info = info;
+        this.identities = identities;
     }
 
     TableInfo info() {

@@ -10,8 +10,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The partition identities of each table, as of a warehouse version, kept in the JVM so that Spark's
- * one-call-per-partition existence checks (ALTER TABLE ADD/DROP PARTITION check each spec) cost one round
- * trip per statement: "are the table's partitions unchanged since version v?" Commits that did not add or
+ * one-call-per-partition existence checks (ALTER TABLE ADD/DROP PARTITION check each spec) cost at most one
+ * question per statement: "are the table's partitions unchanged since version v?", asked along with the
+ * statement's table load when there is a copy (see {@link #ask}). Commits that did not add or
  * drop any of the table's partitions (other tables, segment merges) leave the copy valid. This JVM's own
  * commits are applied in place and listed, so the check passes over them and a stream of partition DDL
  * never re-reads the table. A statement may see a newer committed state than the version it checked,
@@ -69,9 +70,7 @@ final class Identities {
         JsonNode answer = backend.call("partition_identities", args);
         long version = answer.get("version").asLong();
         if (cached != null && answer.path("unchanged").asBoolean(false)) {
-            // Relabel, unless another statement's commit replaced the entry meanwhile (its label is newer).
-            CACHE.computeIfPresent(name, (k, now) -> now == cached ? new Entry(version, now.keys(), List.of()) : now);
-            return cached.keys();
+            return relabelled(name, cached, version);
         }
         Set<String> keys = ConcurrentHashMap.newKeySet();
         if (answer.get("count").asInt() > 0) {
@@ -81,6 +80,39 @@ final class Identities {
         }
         CACHE.put(name, new Entry(version, keys, List.of()));
         return keys;
+    }
+
+    /** The cached copy, now labelled {@code version}; unless another statement's commit replaced the entry
+     * meanwhile (its label is newer). */
+    private static Set<String> relabelled(String name, Entry cached, long version) {
+        CACHE.computeIfPresent(name, (k, now) -> now == cached ? new Entry(version, now.keys(), List.of()) : now);
+        return cached.keys();
+    }
+
+    /** A get_table call that also asked whether the cached copy is still current. */
+    record Asked(String name, Entry cached) {
+        /** The copy, if the answer says the table's partitions are unchanged since its version; else null. */
+        Set<String> answer(JsonNode table) {
+            JsonNode at = table.path("identities_unchanged_at");
+            return at.isIntegralNumber() ? relabelled(name, cached, at.asLong()) : null;
+        }
+    }
+
+    /**
+     * Adds to a get_table call's {@code args} the check {@link #current} would make, if this JVM holds a
+     * copy of the table's identities: the statement that loads the table (partition DDL loads it just
+     * before its existence checks) then needs no call of its own for them. Null if there is no copy.
+     */
+    static Asked ask(String warehouse, ObjectNode args) {
+        String name = table(warehouse, args);
+        Entry cached = CACHE.get(name);
+        if (cached == null) {
+            return null;
+        }
+        args.put("identities_since", cached.version());
+        ArrayNode applied = args.putArray("identities_applied");
+        cached.applied().forEach(applied::add);
+        return new Asked(name, cached);
     }
 
     /** After this JVM's commit at {@code version}: applied to the cached copy, which lists the commit. */
