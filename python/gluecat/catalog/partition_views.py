@@ -4,11 +4,10 @@ The latest views are kept per (store, table) and extended in place as new segmen
 of small writes costs O(batch) each; a view for an older snapshot (time travel) is built on demand and
 kept with that snapshot.
 
-Folding a view's deltas into its base (``refold``) takes a while (36 ms for the 50,000 delta rows that
-start one over a small base, 0.4 s at a million partitions), so from ``BACKGROUND_REFOLD_ROWS`` rows in
-all it runs on a thread of its own: writes go on extending the view meanwhile, and the first view asked
-for after the refold ends takes its base, keeping the deltas that came after it. Most of a refold is
-pyarrow work, which runs beside the writer's Python.
+Folding a large view's deltas into its base (``refold``) takes a while (0.4 s at a million partitions),
+so from ``BACKGROUND_REFOLD_ROWS`` base rows it runs on a thread of its own: writes go on extending the
+view meanwhile, and the first view asked for after the refold ends takes its base, keeping the deltas
+that came after it. Most of a refold is pyarrow work, which runs beside the writer's Python.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ _LOCK = threading.Lock()
 # newest deltas into one when there are more than this many of them (costs only those delta rows).
 MAX_DELTA_ROWS = 50_000
 MAX_DELTA_SEGMENTS = 64
-BACKGROUND_REFOLD_ROWS = 20_000  # base and delta rows: about 10 ms of refold, worth a thread
+BACKGROUND_REFOLD_ROWS = 200_000
 PENDING_DELTA_FACTOR = 3  # past this many times the refold threshold, a view waits for the pending refold
 
 log = logging.getLogger(__name__)
@@ -183,7 +182,7 @@ def _folded(store: Store, table_key: Key, fresh: TableView) -> TableView:
         fresh, pending = (fresh if adopted is None else adopted), None
         limit = max(MAX_DELTA_ROWS, fresh.base.num_rows // 10)
     if fresh.delta_rows() > limit:
-        if fresh.base.num_rows + fresh.delta_rows() < BACKGROUND_REFOLD_ROWS:
+        if fresh.base.num_rows < BACKGROUND_REFOLD_ROWS:
             return refold(fresh, fresh.segments)
         if pending is None:
             with _LOCK:
