@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import pytest
 from pyspark.errors import AnalysisException
 
 from gluecat import Catalog
+from gluecat.spark.backend import Backend
 
 
 @pytest.fixture
@@ -145,8 +147,6 @@ def test_a_stream_of_partition_ddl_makes_two_backend_calls_a_statement(
     """Spark asks whether each spec exists before adding it. Once the shim holds a copy of the table's
     partitions, the statement's table load checks that copy, so a statement costs the load and the
     commit, whatever the number of specs."""
-    from gluecat.spark.backend import Backend
-
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=0)")  # the shim's copy is made here
     calls: list[str] = []
     call = Backend.call
@@ -163,3 +163,33 @@ def test_a_stream_of_partition_ddl_makes_two_backend_calls_a_statement(
     spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='a', q=1) PARTITION (p='z', q=9)")
     assert calls[6:] == ["get_table", "create_partitions"]
     assert len(shown(spark, f"SHOW PARTITIONS {table}")) == 17
+
+
+def test_a_load_that_finds_the_copy_stale_drops_it(
+    spark: Any, warehouse: Path, ns: str, table: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once another writer has changed the table's partitions, loads stop asking about the shim's copy
+    (each would read the log since the copy's version) until partition DDL reads the partitions afresh."""
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
+    cat = Catalog(str(warehouse))
+    sd = cat.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
+    cat.create_partition(
+        DatabaseName=ns, TableName="t", PartitionInput={"Values": ["b", "2"], "StorageDescriptor": sd}
+    )
+    asked: list[bool] = []
+    call = Backend.call
+
+    def recorded(self: Backend, op: str, args: str) -> str:
+        if op == "get_table":
+            asked.append("identities_since" in json.loads(args))
+        return call(self, op, args)
+
+    monkeypatch.setattr(Backend, "call", recorded)
+    spark.sql(f"SELECT * FROM {table}").collect()
+    spark.sql(f"SELECT * FROM {table}").collect()
+    assert asked[0] and not any(asked[1:])
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='c', q=3)")
+    asked.clear()
+    spark.sql(f"SELECT * FROM {table}").collect()
+    assert asked and all(asked)
+    assert shown(spark, f"SHOW PARTITIONS {table}") == ["p=a/q=1", "p=b/q=2", "p=c/q=3"]

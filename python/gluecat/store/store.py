@@ -16,7 +16,7 @@ import threading
 import time
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -130,10 +130,11 @@ class Store:
                 hi = mid - 1
         return self.at_version(lo)
 
-    def log_entries(self, after: int, upto: int) -> list[dict[str, Any]]:
-        """The published log entries of the commits after version ``after`` up to ``upto``, oldest first:
-        each names its operation and its actions (the segments it added and removed, by table)."""
-        return [self._read_entry(version) for version in range(after + 1, upto + 1)]
+    def log_entries(self, after: int, upto: int) -> Iterator[dict[str, Any]]:
+        """The published log entries of the commits after version ``after`` up to ``upto``, oldest first
+        and read as they are reached (a caller looking for one stops reading there): each names its
+        operation and its actions (the segments it added and removed, by table)."""
+        return (self._read_entry(version) for version in range(after + 1, upto + 1))
 
     def read_segment(self, path: str, cache: bool = True) -> pa.Table:
         """A partition segment file's rows (segments are immutable, so they are cached by name).

@@ -91,10 +91,16 @@ final class Identities {
 
     /** A get_table call that also asked whether the cached copy is still current. */
     record Asked(String name, Entry cached) {
-        /** The copy, if the answer says the table's partitions are unchanged since its version; else null. */
+        /** The copy, if the answer says the table's partitions are unchanged since its version; else null,
+         * and the copy is dropped: later loads would only find it stale again, each reading the log since
+         * its version, until an existence check reads the partitions afresh. */
         Set<String> answer(JsonNode table) {
             JsonNode at = table.path("identities_unchanged_at");
-            return at.isIntegralNumber() ? relabelled(name, cached, at.asLong()) : null;
+            if (at.isIntegralNumber()) {
+                return relabelled(name, cached, at.asLong());
+            }
+            CACHE.computeIfPresent(name, (k, now) -> now == cached ? null : now);
+            return null;
         }
     }
 
