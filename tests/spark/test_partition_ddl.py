@@ -23,6 +23,20 @@ def shown(spark: Any, sql: str) -> list[str]:
     return [r.partition for r in spark.sql(sql).collect()]
 
 
+@pytest.fixture
+def backend_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, dict[str, Any]]]:
+    """Each call the shim makes into the Python backend from here on: its operation and arguments."""
+    calls: list[tuple[str, dict[str, Any]]] = []
+    call = Backend.call
+
+    def recorded(self: Backend, op: str, args: str) -> str:
+        calls.append((op, json.loads(args)))
+        return call(self, op, args)
+
+    monkeypatch.setattr(Backend, "call", recorded)
+    return calls
+
+
 def test_add_show_and_drop_partitions(
     spark: Any, warehouse: Path, ns: str, table: str, tmp_path: Path
 ) -> None:
@@ -142,31 +156,25 @@ def test_existence_checks_follow_own_commits_merges_and_other_writers(
 
 
 def test_a_stream_of_partition_ddl_makes_two_backend_calls_a_statement(
-    spark: Any, table: str, monkeypatch: pytest.MonkeyPatch
+    spark: Any, table: str, backend_calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
     """Spark asks whether each spec exists before adding it. Once the shim holds a copy of the table's
     partitions, the statement's table load checks that copy, so a statement costs the load and the
     commit, whatever the number of specs."""
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=0)")  # the shim's copy is made here
-    calls: list[str] = []
-    call = Backend.call
-
-    def counted(self: Backend, op: str, args: str) -> str:
-        calls.append(op)
-        return call(self, op, args)
-
-    monkeypatch.setattr(Backend, "call", counted)
+    backend_calls.clear()
     for q in range(1, 4):
         specs = " ".join(f"PARTITION (p='{p}', q={q})" for p in "abcde")
         spark.sql(f"ALTER TABLE {table} ADD {specs}")
+    calls = [op for op, _ in backend_calls]
     assert calls == ["get_table", "create_partitions"] * 3
     spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='a', q=1) PARTITION (p='z', q=9)")
-    assert calls[6:] == ["get_table", "create_partitions"]
+    assert [op for op, _ in backend_calls[6:]] == ["get_table", "create_partitions"]
     assert len(shown(spark, f"SHOW PARTITIONS {table}")) == 17
 
 
 def test_a_load_that_finds_the_copy_stale_drops_it(
-    spark: Any, warehouse: Path, ns: str, table: str, monkeypatch: pytest.MonkeyPatch
+    spark: Any, warehouse: Path, ns: str, table: str, backend_calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
     """Once another writer has changed the table's partitions, loads stop asking about the shim's copy
     (each would read the log since the copy's version) until partition DDL reads the partitions afresh."""
@@ -176,20 +184,17 @@ def test_a_load_that_finds_the_copy_stale_drops_it(
     cat.create_partition(
         DatabaseName=ns, TableName="t", PartitionInput={"Values": ["b", "2"], "StorageDescriptor": sd}
     )
-    asked: list[bool] = []
-    call = Backend.call
 
-    def recorded(self: Backend, op: str, args: str) -> str:
-        if op == "get_table":
-            asked.append("identities_since" in json.loads(args))
-        return call(self, op, args)
+    def asked() -> list[bool]:
+        """For each table load since the last clear: whether it checked the shim's copy."""
+        return ["identities_since" in args for op, args in backend_calls if op == "get_table"]
 
-    monkeypatch.setattr(Backend, "call", recorded)
+    backend_calls.clear()
     spark.sql(f"SELECT * FROM {table}").collect()
     spark.sql(f"SELECT * FROM {table}").collect()
-    assert asked[0] and not any(asked[1:])
+    assert asked()[0] and not any(asked()[1:])
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='c', q=3)")
-    asked.clear()
+    backend_calls.clear()
     spark.sql(f"SELECT * FROM {table}").collect()
-    assert asked and all(asked)
+    assert asked() and all(asked())
     assert shown(spark, f"SHOW PARTITIONS {table}") == ["p=a/q=1", "p=b/q=2", "p=c/q=3"]
