@@ -7,9 +7,10 @@ partitions, one of them with a partition index on (country, category, year); onl
 selective query selects holds a file. Measured, as medians over --samples runs of a freshly parsed
 query: SQL text to physical plan (analysis, optimization and planning, which is when gluecat selects
 the partitions) and to the first row, on each table; the Py4J round trip of one backend call; and the steady rate of ALTER TABLE
-ADD PARTITION with 100 partitions per statement (see DDL_STEADY; the Hive peer's too), next to Spark's own cost of such a statement (the ceiling
-for any catalog). The Hive peer runs the same statements on the same table
-shape at --hive-size in its own process (enableHiveSupport; each Spark application owns one JVM).
+ADD PARTITION with 100 partitions per statement, gluecat's and the Hive peer's taking turns (see
+DDL_ROUNDS), next to Spark's own cost of such a statement (the ceiling for any catalog). The Hive peer
+runs the same statements on the same table shape at --hive-size in its own process (enableHiveSupport;
+each Spark application owns one JVM).
 Targets: planning < 300 ms at 100k partitions with an index, flat from 10k to 100k; at least 2x faster
 than the Hive catalog at 10k; partition DDL at least 100x its rate.
 """
@@ -45,23 +46,26 @@ HIVE_DDL_WARM = 2
 HIVE_DDL_STEADY = 30
 DDL_WARM = 10_000 // 100 + HIVE_DDL_WARM
 DDL_STEADY = 500
-DDL_STEADY_TIMED = 500
-"""Each catalog's statements are timed twice: early, after as many ALTER TABLE ADD PARTITION statements
-as Hive's (it builds its 10,000-partition table with 100 of them) and two more, and steady, after
-DDL_STEADY for gluecat and HIVE_DDL_STEADY for Hive (counted after its build). The target compares the
-steady rates. gluecat's statements speed up as the JIT compiles Spark's parser and analyser (a method
-is compiled after it has run thousands of times, and a statement runs the parser's rules a few dozen
-times): medians of windows of 100 statements of one run (ddl_curve.py, 2026-11-23) 27.0 ms, 19.2, 17.2,
-15.9, then 12.0-12.6 from the 400th on. Hive's, whose time is almost all its metastore's (Derby),
-move with the machine: in one run (hive_ddl_var.py, 2026-11-24) statements past its build went from 1,680 ms to
-1,340-1,440 from about the 24th on, windows of five after two running at 59 to 73 partitions/s; in the
-next run of this benchmark the window after 130 was slower than the one after 102 (66 against 75/s).
-Until that day the benchmark timed only Hive's five statements after two, against gluecat's steady
-rate; ten a window, each catalog steady, is the fairer and steadier comparison. gluecat's steady window
-is DDL_STEADY_TIMED statements, one period of the table view's refold (its newer rows are folded into
-the base every 50,000 at this size, on the writer's thread below a base of 200,000: ~120 ms within a
-statement, once per 500): a window of 150 that began with it (as one after 500 does) carried it at
-three times its rate, one that missed it would leave it out."""
+DDL_ROUNDS = 10
+DDL_ROUND = 100
+HIVE_DDL_ROUND = 1
+"""Each catalog's statements are timed twice. Early: after as many ALTER TABLE ADD PARTITION statements
+as Hive's (it builds its 10,000-partition table with 100 of them) and two more. Steady, which the target
+judges: after DDL_STEADY statements for gluecat and HIVE_DDL_STEADY for Hive (counted after its build),
+in DDL_ROUNDS rounds in which the two catalogs take turns, DDL_ROUND statements of gluecat's and
+HIVE_DDL_ROUND of Hive's (about 1.5 s each), the one that goes first swapping every round; each
+catalog's rate is over all its rounds. This machine's speed moves by up to 2x within minutes, and the
+catalogs used to be timed one after the other, minutes apart: the ratio then followed the machine
+(78x to 119x over eight runs on 2026-11-24). Taking turns puts both under the same minutes.
+
+gluecat's statements speed up as the JIT compiles Spark's parser and analyser (a method is compiled
+after it has run thousands of times, and a statement runs the parser's rules a few dozen times):
+medians of windows of 100 statements of one run (ddl_curve.py, 2026-11-23) 27.0 ms, 19.2, 17.2, 15.9,
+then 12.0-12.6 from the 400th on. Hive's, whose time is almost all its metastore's (Derby), got faster
+for some 24 statements after its build in one run (hive_ddl_var.py, 2026-11-24: 1,680 ms to
+1,340-1,440). gluecat's rounds hold 1,000 statements, two periods of the table view's refold (its
+newer rows are folded into the base every 50,000 at this size, on the writer's thread below a base of
+200,000: a statement in 500 takes some 120 ms longer), so each is counted at its rate."""
 
 
 def median_ms(fn: Callable[[], Any], samples: int) -> float:
@@ -113,36 +117,41 @@ def measure_queries(spark: Any, tables: dict[str, str], samples: int) -> dict[st
     return {case: {name: statistics.median(t) for name, t in m.items()} for case, m in times.items()}
 
 
-def ddl_rate(
-    spark: Any,
-    table: str,
-    warm: int,
-    timed: int,
-    *,
-    steady: int | None = None,
-    steady_timed: int | None = None,
-) -> dict[str, float]:
-    """Partitions per second added by ALTER TABLE ADD PARTITION, 100 per statement: over ``timed``
-    statements after ``warm``, and, with ``steady``, over ``steady_timed`` (or ``timed``) more after
-    ``steady`` in all."""
-    assert steady is None or steady >= warm + timed, "the steady window starts after the first one"
-    steady_timed = timed if steady_timed is None else steady_timed
-    total = warm + timed if steady is None else steady + steady_timed
-    fresh = [("DDL", k, 3000 + y) for y in range(total * 5) for k in CATEGORIES]
-    batches = [fresh[i : i + 100] for i in range(0, total * 100, 100)]
+class DdlStream:
+    """ALTER TABLE ADD PARTITION on one table, each statement adding 100 partitions none before added."""
 
-    def run(first: int, end: int) -> float:
+    def __init__(self, spark: Any, table: str) -> None:
+        self.spark, self.table, self.done = spark, table, 0
+
+    def run(self, statements: int) -> float:
+        """Seconds the next ``statements`` took."""
+        batches = [
+            [("DDL", k, 3000 + 5 * i + y) for y in range(5) for k in CATEGORIES]
+            for i in range(self.done, self.done + statements)
+        ]
         start = time.perf_counter()
-        for batch in batches[first:end]:
-            spark.sql(add_partition_sql(table, batch))
-        return 100 * (end - first) / (time.perf_counter() - start)
+        for batch in batches:
+            self.spark.sql(add_partition_sql(self.table, batch))
+        self.done += statements
+        return time.perf_counter() - start
 
-    run(0, warm)
-    rates = {"ddl partitions/s": run(warm, warm + timed)}
-    if steady is not None:
-        run(warm + timed, steady)
-        rates["ddl steady partitions/s"] = run(steady, steady + steady_timed)
-    return rates
+
+def rate(statements: int, seconds: float) -> float:
+    """Partitions a second of ``statements`` of 100 partitions each."""
+    return 100 * statements / seconds
+
+
+PROTOCOL = "@bench "  # marks the lines a child writes for the parent; Spark may print others
+
+
+def serve(stream: DdlStream, ready: dict[str, Any]) -> None:
+    """Hands ``ready`` to the parent, then runs the DDL windows it asks for (``ddl N`` answered with the
+    seconds they took) until it says ``end``."""
+    print(PROTOCOL + json.dumps(ready), flush=True)
+    for line in sys.stdin:
+        if line.strip() == "end":
+            return
+        print(PROTOCOL + json.dumps(stream.run(int(line.split()[1]))), flush=True)
 
 
 def ddl_floor_ms(spark: Any, table: str, samples: int) -> float:
@@ -205,29 +214,25 @@ def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
             make_table(spark, catalog, name, size, indexed)
             tables[f"{size} {'index' if indexed else 'no index'}"] = f"glue.bench.{name}"
     for case, m in measure_queries(spark, tables, samples).items():
-        size, mode = case.split(" ", 1)
-        results["sizes"].setdefault(size, {})[mode] = m
-    # 150 timed statements early (about 3 s; Hive's 10 take about 15) and 500 steady (see DDL_STEADY_TIMED):
-    # 30 were too few to average over the merges and garbage collections a stream of statements meets.
-    results.update(
-        ddl_rate(
-            spark,
-            f"glue.bench.t{sizes[0]}",
-            warm=DDL_WARM,
-            timed=DDL_TIMED,
-            steady=DDL_STEADY,
-            steady_timed=DDL_STEADY_TIMED,
-        )
-    )
-    results["ddl floor ms"] = ddl_floor_ms(spark, f"glue.bench.t{sizes[0]}", samples)
+        label, mode = case.split(" ", 1)
+        results["sizes"].setdefault(label, {})[mode] = m
+    # 150 timed statements early (about 3 s; Hive's 10 take about 15): 30 were too few to average over
+    # the merges and garbage collections a stream of statements meets.
+    table = f"glue.bench.t{sizes[0]}"
+    stream = DdlStream(spark, table)
+    stream.run(DDL_WARM)
+    results["ddl partitions/s"] = rate(DDL_TIMED, stream.run(DDL_TIMED))
+    stream.run(DDL_STEADY - stream.done)
+    serve(stream, results)
+    after: dict[str, Any] = {"ddl floor ms": ddl_floor_ms(spark, table, samples)}
     backend = spark.sparkContext._jvm.io.gluecat.spark.Registry.lookup(os.path.abspath(root))
     calls = 500
     start = time.perf_counter()
     for _ in range(calls):
         backend.call("list_databases", "{}")
-    results["py4j round trip ms"] = (time.perf_counter() - start) * 1000 / calls
+    after["py4j round trip ms"] = (time.perf_counter() - start) * 1000 / calls
     spark.stop()
-    return results
+    return after
 
 
 def run_hive(size: int, samples: int) -> dict[str, Any]:
@@ -259,36 +264,91 @@ def run_hive(size: int, samples: int) -> dict[str, Any]:
     spark.sql(f"INSERT INTO {table} PARTITION (country='US', category='c07', year=1950) VALUES (1)")
     result = {
         "sizes": {str(size): measure_queries(spark, {"no index": table}, samples)},
-        **ddl_rate(spark, table, warm=HIVE_DDL_WARM, timed=HIVE_DDL_TIMED, steady=HIVE_DDL_STEADY),
         "build partitions/s": build_rate,
     }
+    stream = DdlStream(spark, table)
+    stream.run(HIVE_DDL_WARM)
+    result["ddl partitions/s"] = rate(HIVE_DDL_TIMED, stream.run(HIVE_DDL_TIMED))
+    stream.run(HIVE_DDL_STEADY - stream.done)
+    serve(stream, result)
     spark.stop()
-    return result
+    return {}
 
 
-def child(kind: str, sizes: list[int], samples: int) -> dict[str, Any]:
-    out = subprocess.run(
-        [
-            sys.executable,
-            __file__,
-            "--child",
-            kind,
-            "--sizes",
-            ",".join(map(str, sizes)),
-            "--samples",
-            str(samples),
-            "--warm",
-            str(WARM_UP),
-        ],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout
-    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
-    return result
+class Child:
+    """One catalog's benchmark in a process of its own (each Spark application owns one JVM), driven
+    through its standard input: it answers once ready (its planning and early DDL results), then with
+    the seconds of each DDL window asked for, then with what it measures last."""
+
+    def __init__(self, kind: str, sizes: list[int], samples: int) -> None:
+        self.kind = kind
+        # Spark's chatter, shown if the child fails; open as long as the child runs (closed by kill)
+        self.log = tempfile.TemporaryFile(mode="w+")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                __file__,
+                "--child",
+                kind,
+                "--sizes",
+                ",".join(map(str, sizes)),
+                "--samples",
+                str(samples),
+                "--warm",
+                str(WARM_UP),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
+        )
+        self.ready: dict[str, Any] = self._answer()
+
+    def _answer(self) -> Any:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            if line.startswith(PROTOCOL):
+                return json.loads(line[len(PROTOCOL) :])
+        self.log.seek(0)
+        raise RuntimeError(
+            f"the {self.kind} benchmark ended (exit {self.proc.wait()}):\n{self.log.read()[-5000:]}"
+        )
+
+    def _say(self, line: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+
+    def ddl(self, statements: int) -> float:
+        self._say(f"ddl {statements}")
+        return float(self._answer())
+
+    def end(self) -> dict[str, Any]:
+        self._say("end")
+        last: dict[str, Any] = self._answer()
+        self.proc.wait()
+        return last
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
 
 
-def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
+def paired_ddl(ours: Child, hive: Child) -> tuple[list[float], list[float]]:
+    """Seconds of each round's window for gluecat and for Hive, the two taking turns."""
+    times: dict[str, list[float]] = {"gluecat": [], "hive": []}
+    for r in range(DDL_ROUNDS):
+        turns = [(ours, DDL_ROUND), (hive, HIVE_DDL_ROUND)]
+        for child, statements in turns if r % 2 == 0 else turns[::-1]:
+            times[child.kind].append(child.ddl(statements))
+    return times["gluecat"], times["hive"]
+
+
+def report(
+    ours: dict[str, Any], hive: dict[str, Any], hive_size: int, rounds: tuple[list[float], list[float]]
+) -> None:
     print(
         f"\nmedians of {ours['samples']} runs of each query after {ours['warm']} warm-up runs (both catalogs)"
     )
@@ -299,15 +359,25 @@ def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
     for size, entry in hive["sizes"].items():
         m = entry["no index"]
         print(f"{int(size):>10,}  {'Spark Hive/Derby':18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
-    hive_rate, hive_early = hive["ddl steady partitions/s"], hive["ddl partitions/s"]
+    ours_rounds, hive_rounds = rounds
+    ours_rate = rate(DDL_ROUND * DDL_ROUNDS, sum(ours_rounds))
+    hive_rate = rate(HIVE_DDL_ROUND * DDL_ROUNDS, sum(hive_rounds))
+    hive_early = hive["ddl partitions/s"]
+    ratios = sorted(
+        rate(DDL_ROUND, a) / rate(HIVE_DDL_ROUND, b) for a, b in zip(ours_rounds, hive_rounds, strict=True)
+    )
     built = -(-hive_size // 100)  # the statements that built Hive's table
     print(
-        f"\nALTER TABLE ADD PARTITION, 100 a statement: Hive {hive_rate:,.0f}/s steady ({HIVE_DDL_TIMED} "
-        f"timed after {built + HIVE_DDL_STEADY}), {hive_early:,.0f}/s early ({HIVE_DDL_TIMED} after "
-        f"{built + HIVE_DDL_WARM}; building its table: {hive['build partitions/s']:,.0f}/s); gluecat "
-        f"{ours['ddl steady partitions/s']:,.0f}/s steady ({DDL_STEADY_TIMED} timed after {DDL_STEADY}), "
-        f"{ours['ddl partitions/s']:,.0f}/s early ({DDL_TIMED} after {DDL_WARM}: "
-        f"{ours['ddl partitions/s'] / hive_early:.0f}x Hive's early rate)"
+        f"\nALTER TABLE ADD PARTITION, 100 a statement, steady ({DDL_ROUNDS} rounds taking turns: "
+        f"{DDL_ROUND} of gluecat's after {DDL_STEADY}, {HIVE_DDL_ROUND} of Hive's after "
+        f"{built + HIVE_DDL_STEADY}): gluecat {ours_rate:,.0f}/s, Hive {hive_rate:,.0f}/s, "
+        f"{ours_rate / hive_rate:.0f}x (rounds {ratios[0]:.0f}x to {ratios[-1]:.0f}x, median "
+        f"{statistics.median(ratios):.0f}x)"
+    )
+    print(
+        f"early: gluecat {ours['ddl partitions/s']:,.0f}/s ({DDL_TIMED} after {DDL_WARM}), Hive "
+        f"{hive_early:,.0f}/s ({HIVE_DDL_TIMED} after {built + HIVE_DDL_WARM}; building its table: "
+        f"{hive['build partitions/s']:,.0f}/s), {ours['ddl partitions/s'] / hive_early:.0f}x"
     )
     floor = ours["ddl floor ms"]
     print(
@@ -342,8 +412,10 @@ def report(ours: dict[str, Any], hive: dict[str, Any], hive_size: int) -> None:
             f"  >= 2x faster than Hive at {hive_size:,}: {ratio:.1f}x with index, {ratio_plain:.1f}x without "
             f"{verdict(min(ratio, ratio_plain) >= 2)}"
         )
-    ddl = ours["ddl steady partitions/s"] / hive["ddl steady partitions/s"]
-    print(f"  partition DDL >= 100x Hive's rate (both steady): {ddl:.0f}x {verdict(ddl >= 100)}")
+    ddl = ours_rate / hive_rate
+    print(
+        f"  partition DDL >= 100x Hive's rate (both steady, taking turns): {ddl:.0f}x {verdict(ddl >= 100)}"
+    )
 
 
 def main() -> None:
@@ -357,17 +429,25 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     WARM_UP = args.warm
-    if args.child == "gluecat":
-        print(json.dumps(run_gluecat(sizes, args.samples)))
+    if args.child:
+        last = (
+            run_gluecat(sizes, args.samples) if args.child == "gluecat" else run_hive(sizes[0], args.samples)
+        )
+        print(PROTOCOL + json.dumps(last), flush=True)
         return
-    if args.child == "hive":
-        print(json.dumps(run_hive(sizes[0], args.samples)))
-        return
-    print(f"gluecat at {', '.join(f'{s:,}' for s in sizes)} partitions ...", flush=True)
-    ours = child("gluecat", sizes, args.samples)
-    print(f"Spark's Hive catalog (Derby) at {args.hive_size:,} partitions ...", flush=True)
-    hive = child("hive", [args.hive_size], args.samples)
-    report(ours, hive, args.hive_size)
+    children: list[Child] = []
+    try:
+        print(f"gluecat at {', '.join(f'{s:,}' for s in sizes)} partitions ...", flush=True)
+        children.append(Child("gluecat", sizes, args.samples))
+        print(f"Spark's Hive catalog (Derby) at {args.hive_size:,} partitions ...", flush=True)
+        children.append(Child("hive", [args.hive_size], args.samples))
+        print(f"partition DDL, {DDL_ROUNDS} rounds taking turns ...", flush=True)
+        rounds = paired_ddl(*children)
+        ours, hive = ({**c.ready, **c.end()} for c in children)
+    finally:
+        for c in children:
+            c.kill()
+    report(ours, hive, args.hive_size, rounds)
 
 
 if __name__ == "__main__":
