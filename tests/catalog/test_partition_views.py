@@ -14,13 +14,20 @@ from tests.int_partitions import KEY, add, live, make
 
 @pytest.fixture
 def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Refold past 20 delta rows, in the background from a base of 30 rows."""
+    """Refold past 20 delta rows."""
     monkeypatch.setattr(partition_views, "MAX_DELTA_ROWS", 20)
-    monkeypatch.setattr(partition_views, "BACKGROUND_REFOLD_ROWS", 30)
 
 
 def current(glue: Catalog) -> partition_views.TableView:
     return view(glue.store, glue.store.latest(), KEY, 1)
+
+
+def settled(glue: Catalog) -> partition_views.TableView:
+    """The current view once no refold is under way (taking one that ended may start the next)."""
+    while (pending := partition_views._REFOLDS.get(glue.store, {}).get(KEY)) is not None:
+        pending.thread.join()
+        current(glue)
+    return current(glue)
 
 
 def with_a_held_refold(
@@ -31,9 +38,9 @@ def with_a_held_refold(
     glue = make(Catalog(warehouse, background_merges=False))
     monkeypatch.setattr(partition_views, "PENDING_DELTA_FACTOR", 1000)  # never wait for it
     add(glue, *range(40))
-    for k in range(40, 70):  # past 20 delta rows: refolded, the base is now big enough for the thread
+    for k in range(40, 70):  # past 20 delta rows: a refold starts
         add(glue, k)
-    assert current(glue).base.num_rows >= 40
+    assert settled(glue).base.num_rows > 40  # the first view asked for after it ended took its base
     release = threading.Event()
     refold = partition_views.refold
     monkeypatch.setattr(partition_views, "refold", lambda *a: release.wait(10) and refold(*a))
@@ -76,10 +83,33 @@ def test_a_refold_is_not_taken_by_a_view_that_no_longer_extends_it(
     glue = make(Catalog(warehouse, background_merges=False))
     add(glue, *range(40))
     add(glue, 40)
-    source = current(glue)
+    source = settled(glue)
+    assert source.base.num_rows == 40 and len(source.deltas) == 1
     pending = partition_views._Refold(source)
     add(glue, 41)
     folded_again = partition_views.fold(1, source.segments, [source.base, *source.deltas])
     assert pending.adopt(folded_again) is None  # the same rows, but not the base it started from
     adopted = pending.adopt(current(glue))
     assert adopted is not None and adopted.base.num_rows == 41 and len(adopted.deltas) == 1
+
+
+def test_writes_made_while_a_refold_runs_are_squashed_and_its_base_is_still_taken(
+    warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refold of a large table runs for a while; the writes made meanwhile keep few deltas (each one
+    would cost every later write a little) without touching the deltas the refold folds."""
+    monkeypatch.setattr(partition_views, "MAX_DELTA_SEGMENTS", 4)
+    glue, base, release = with_a_held_refold(warehouse, monkeypatch)
+    pending = partition_views._REFOLDS[glue.store][KEY]
+    folding = pending.source.deltas
+    for k in range(100, 130):
+        add(glue, k)
+    during = current(glue)
+    assert all(a is b for a, b in zip(during.deltas, folding, strict=False))
+    assert len(folding) < len(during.deltas) <= len(folding) + 4
+
+    release.set()
+    adopted = pending.adopt(during)
+    assert adopted is not None and adopted.base.num_rows == base + sum(d.num_rows for d in folding)
+    assert adopted.deltas == during.deltas[len(folding) :]
+    assert live(glue) == list(range(130))

@@ -373,16 +373,16 @@ class TableView:
             typed_base=self.typed_base,
         )
 
-    def squashed(self) -> TableView:
+    def squashed(self, keep: int = 0) -> TableView:
         """The same rows with the newest deltas (at least two) as one (the base and its lookup
-        structures kept).
+        structures kept); the oldest ``keep`` deltas stay as they are.
 
         Older deltas join the squash while they hold no more rows than the newer ones squashed with
         them, as the carries of a binary counter: a stream of small writes copies each delta row a
         logarithmic number of times before the next refold, not once per squash."""
-        start = max(len(self.deltas) - 2, 0)
+        start = max(len(self.deltas) - 2, keep)
         rows = sum(d.num_rows for d in self.deltas[start:])
-        while start > 0 and self.deltas[start - 1].num_rows <= rows:
+        while start > keep and self.deltas[start - 1].num_rows <= rows:
             start -= 1
             rows += self.deltas[start].num_rows
         return TableView(
