@@ -227,7 +227,6 @@ def _add(
     """Add partitions in a commit shared with the other additions to the table queued meanwhile."""
 
     def commit(group: list[group_commit.Request[Any]]) -> None:
-        @gc_paused()  # a few containers per partition, none in a cycle
         def build(snap: Snapshot) -> tuple[Changes, list[tuple[Any, Any]]]:
             table = require_table(snap, database, table_name)
             rows: list[tuple[list[str], dict[str, Any] | None]] = []
@@ -251,7 +250,8 @@ def _add(
             return changes, outcomes
 
         single = len(group) == 1 and not group[0].collect_errors
-        outcomes = ctx.store.commit("CreatePartition" if single else "BatchCreatePartition", build)
+        with gc_paused():  # a few containers per partition, none in a cycle
+            outcomes = ctx.store.commit("CreatePartition" if single else "BatchCreatePartition", build)
         for r, (result, error) in zip(group, outcomes, strict=True):
             r.result, r.error = result, error
         compaction.after_write(ctx, database, table_name)
@@ -401,7 +401,6 @@ def commit_partitions(
     version plus one, so a caller holding that state can apply the change to it instead of re-reading.
     """
 
-    @gc_paused()  # as _add's build
     def build(snap: Snapshot) -> tuple[Changes, int]:
         table = require_table(snap, database, table_name)
         v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
@@ -427,7 +426,8 @@ def commit_partitions(
         _commit_rows(table, rows, changes, vks)
         return changes, snap.version
 
-    based_on = ctx.store.commit("CommitPartitions", build)
+    with gc_paused():  # as _add's commit
+        based_on = ctx.store.commit("CommitPartitions", build)
     compaction.after_write(ctx, database, table_name)
     return based_on
 

@@ -19,6 +19,7 @@ from gluecat.api import shapes
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
+from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
@@ -87,7 +88,8 @@ class Backend:
         try:
             if handler is None:
                 raise InvalidInputException(f"unknown gluecat backend operation {operation!r}")
-            return json.dumps({"ok": handler(json.loads(arguments))})
+            with gc_paused():  # a call builds documents and lists, none in a reference cycle
+                return json.dumps({"ok": handler(json.loads(arguments))})
         except GlueError as e:
             return json.dumps({"error": e.code, "message": e.message})
         except formats.Unreadable as e:
