@@ -211,7 +211,8 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         a.set("partitions", json(values));
         ArrayNode props = a.putArray("properties");
         for (Map<String, String> p : properties) {
-            props.add(Backend.JSON.valueToTree(p));
+            ObjectNode o = props.addObject();
+            p.forEach(o::put);
         }
         try {
             committed(backend.call("create_partitions", a), values, List.of());

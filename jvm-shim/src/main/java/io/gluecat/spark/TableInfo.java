@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Metadata;
@@ -90,6 +91,10 @@ final class TableInfo {
         return out;
     }
 
+    /** Column types by their text: every statement loads its tables afresh, and parsing a type with Spark's
+     * SQL parser cost more than the rest of a load's decoding (types are immutable, and few per warehouse). */
+    private static final ConcurrentHashMap<String, DataType> TYPES = new ConcurrentHashMap<>();
+
     private static StructType schema(JsonNode columns, Identifier ident) {
         List<StructField> fields = new ArrayList<>();
         for (JsonNode c : columns) {
@@ -97,7 +102,7 @@ final class TableInfo {
             String type = c.get("type").asText();
             DataType dataType;
             try {
-                dataType = DataType.fromDDL(type);
+                dataType = TYPES.computeIfAbsent(type, DataType::fromDDL);
             } catch (RuntimeException e) {
                 throw new IllegalArgumentException(
                     "gluecat: column " + name + " of " + ident + " has type '" + type + "', which Spark cannot read", e);
