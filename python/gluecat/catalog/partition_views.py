@@ -28,7 +28,7 @@ _LATEST: weakref.WeakKeyDictionary[Store, dict[Key, TableView]] = weakref.WeakKe
 _LOCK = threading.Lock()
 
 # Refold the in-memory base when the deltas exceed this many rows (or a tenth of the base); squash the
-# newest deltas into one when there are more than this many of them (costs only those delta rows).
+# newest deltas into one when there are more than this many of them (merges only their identity maps).
 MAX_DELTA_ROWS = 50_000
 MAX_DELTA_SEGMENTS = 64
 PENDING_DELTA_FACTOR = 3  # past this many times the refold threshold, a view waits for the pending refold
