@@ -186,6 +186,25 @@ def test_get_tables_filters_names_by_regular_expression(sales: Catalog) -> None:
         names("orders(")
 
 
+def test_get_tables_expression_is_matched_in_linear_time(sales: Catalog) -> None:
+    # "(.+)+!" makes a backtracking engine take 2^n steps over n characters; RE2 takes n.
+    sales.create_table(DatabaseName="sales", TableInput=table_input("e" * 250))
+    started = time.perf_counter()
+    assert sales.get_tables(DatabaseName="sales", Expression="(.+)+!")["TableList"] == []
+    assert time.perf_counter() - started < 2.0
+
+
+@pytest.mark.parametrize("expression", [r"(o)\1", "(?=o)rders", "(?<!x)orders"])
+def test_get_tables_refuses_expressions_that_need_backtracking(sales: Catalog, expression: str) -> None:
+    with pytest.raises(InvalidInputException, match="Expression: .*back-references and look-around"):
+        sales.get_tables(DatabaseName="sales", Expression=expression)
+
+
+def test_get_tables_expression_is_bounded_in_length(sales: Catalog) -> None:
+    with pytest.raises(InvalidInputException, match="Expression"):
+        sales.get_tables(DatabaseName="sales", Expression="a" * 2049)
+
+
 def test_get_tables_pages_exactly_while_tables_are_added(sales: Catalog) -> None:
     for i in range(0, 20, 2):
         sales.create_table(DatabaseName="sales", TableInput=table_input(f"t{i:02d}"))

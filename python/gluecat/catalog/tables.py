@@ -8,8 +8,11 @@ directly; SkipArchive drops the version being replaced instead of keeping it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+
+import re2
 
 from gluecat.catalog import indexes, paging
 from gluecat.catalog.context import (
@@ -196,16 +199,26 @@ def get_table(
     return {"Table": copy_doc(require_table(snap, database, name))}
 
 
-def _name_pattern(expression: str) -> re.Pattern[str]:
+def _name_pattern(expression: str) -> Callable[[str], bool]:
     """GetTables' Expression: a regular expression matched against the whole name; as in Hive and the
-    Glue console, a '*' not preceded by '.' is a wildcard ("sales*" means "sales.*")."""
+    Glue console, a '*' not preceded by '.' is a wildcard ("sales*" means "sales.*").
+
+    It is compiled by RE2, whose matching time is linear in the name whatever the expression (Python's
+    backtracking engine takes seconds on ``(.+)+!``), so RE2's syntax applies: no back-references or
+    look-around, which are refused as InvalidInputException."""
     pattern = re.sub(r"(?<!\.)\*", ".*", expression)
+    options = re2.Options()
+    options.case_sensitive = False
+    options.log_errors = False
     try:
-        return re.compile(pattern, re.IGNORECASE)
-    except re.error as e:
+        compiled = re2.compile(pattern, options)
+    except re2.error as e:
+        detail = e.args[0].decode(errors="replace") if e.args and isinstance(e.args[0], bytes) else str(e)
         raise InvalidInputException(
-            f"Expression: not a valid regular expression at position {e.pos}: {e.msg}"
+            f"Expression: not a regular expression RE2 accepts ({detail}); "
+            "back-references and look-around are not supported (matching must take linear time)"
         ) from e
+    return lambda name: compiled.fullmatch(name) is not None
 
 
 def get_tables(
@@ -230,7 +243,7 @@ def get_tables(
     for key in snap.keys_with_prefix(TABLE, (database,)):
         if after is not None and key[1] <= after:
             continue
-        if pattern is not None and not pattern.fullmatch(key[1]):
+        if pattern is not None and not pattern(key[1]):
             continue
         if len(page) == limit:
             more = True
