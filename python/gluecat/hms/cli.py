@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from gluecat.hms import users
+from gluecat.serving.http import Limits
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -36,6 +37,14 @@ def _serve(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
+        limits=Limits(
+            max_connections=args.max_connections,
+            workers=args.workers,
+            max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+            handshake_timeout=args.handshake_timeout,
+            idle_timeout=args.idle_timeout,
+            request_timeout=args.request_timeout,
+        ),
     )
     if not server.tls:
         print(
@@ -92,6 +101,41 @@ def register(sub: Any) -> None:
         type=int,
         default=256,
         help="memory for encoded replies reused while the warehouse is unchanged (0: none)",
+    )
+    defaults = Limits()
+    p.add_argument(
+        "--max-connections",
+        type=int,
+        default=defaults.max_connections,
+        help="open connections at most; the longest-idle is closed to admit a new one (default %(default)s)",
+    )
+    p.add_argument(
+        "--workers", type=int, default=defaults.workers, help="threads serving requests (default %(default)s)"
+    )
+    p.add_argument(
+        "--max-body-mb",
+        type=float,
+        default=defaults.max_body_bytes / 1024 / 1024,
+        help="largest request body; larger is refused with 413 unread (default %(default)s)",
+    )
+    p.add_argument(
+        "--handshake-timeout",
+        type=float,
+        default=defaults.handshake_timeout,
+        help="seconds for a TLS handshake (default %(default)s)",
+    )
+    p.add_argument(
+        "--idle-timeout",
+        type=float,
+        default=defaults.idle_timeout,
+        help="seconds for a request's headers to arrive, from the connection's start or last reply "
+        "(default %(default)s)",
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=float,
+        default=defaults.request_timeout,
+        help="seconds for a request's body to arrive, and for its reply to be taken (default %(default)s)",
     )
     p.set_defaults(func=_serve)
     u = sub.add_parser("users", help="manage the users of gluecat serve")

@@ -9,13 +9,15 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import os
 import secrets
-from dataclasses import dataclass
+import threading
 from pathlib import Path
 from typing import Any
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+log = logging.getLogger("gluecat.hms")
 _NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@")
 
 
@@ -36,6 +38,13 @@ def load(path: str | Path) -> dict[str, dict[str, Any]]:
         raise UsersFileError(f"{path}: not a gluecat users file ({e})") from e
     if not isinstance(data, dict) or data.get("format") != 1 or not isinstance(data.get("users"), dict):
         raise UsersFileError(f"{path}: not a gluecat users file (format 1)")
+    for name, entry in data["users"].items():
+        try:
+            bytes.fromhex(entry["salt"]), bytes.fromhex(entry["hash"])
+            if not all(isinstance(entry[k], int) and entry[k] > 0 for k in ("n", "r", "p")):
+                raise ValueError("n, r and p must be positive integers")
+        except (KeyError, TypeError, ValueError) as e:
+            raise UsersFileError(f"{path}: user {name!r} has no valid salted hash ({e})") from e
     return dict(data["users"])
 
 
@@ -52,6 +61,10 @@ def add(path: str | Path, name: str, password: str, *, n: int = SCRYPT_N) -> Non
         raise UsersFileError(f"user name {name!r}: use 1-128 letters, digits, '.', '_', '-' or '@'")
     if not password:
         raise UsersFileError("the password is empty")
+    if "\x00" in password:
+        # scrypt keys HMAC with the password, and HMAC pads a short key with NULs: "pw" and "pw\0"
+        # would hash alike. No password has a NUL, so every password is compared by its exact bytes.
+        raise UsersFileError("the password contains a NUL character")
     users = load(path)
     salt = secrets.token_bytes(16)
     users[name] = {
@@ -76,27 +89,51 @@ def remove(path: str | Path, name: str) -> bool:
 _DUMMY: dict[str, Any] = {"salt": "00" * 16, "hash": "00" * 32, "n": SCRYPT_N, "r": SCRYPT_R, "p": SCRYPT_P}
 
 
-@dataclass
 class Verifier:
-    """Checks user names and passwords against a users file (re-read when it changes)."""
+    """Checks user names and passwords against a users file, re-read as soon as it changes.
 
-    path: Path
-    _mtime: float = -1.0
-    _users: dict[str, dict[str, Any]] | None = None
+    A change is seen by the file's inode, size and modification time (``users add`` and ``remove``
+    replace the file, so its inode changes), checked with one stat per call. A file that cannot be read
+    once the server has started does not lock everyone out: the last good users stay in force and the
+    failure is logged as an error until the file is good again.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._signature: tuple[int, int, int] | None = None
+        self._users: dict[str, dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def _stat(self) -> tuple[int, int, int]:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return (0, 0, 0)
+        return (st.st_ino, st.st_size, st.st_mtime_ns)
 
     def users(self) -> dict[str, dict[str, Any]]:
-        try:
-            mtime = self.path.stat().st_mtime
-        except FileNotFoundError:
-            mtime = 0.0
-        if self._users is None or mtime != self._mtime:
-            self._users, self._mtime = load(self.path), mtime
-        return self._users
+        signature = self._stat()
+        with self._lock:
+            if self._users is not None and signature == self._signature:
+                return self._users
+            self._signature = signature
+            try:
+                if signature == (0, 0, 0) and self._users is not None:
+                    raise UsersFileError(f"{self.path}: the users file is missing")
+                self._users = load(self.path)
+            except UsersFileError as e:
+                if self._users is None:
+                    raise
+                log.error("%s; keeping the %d users read before", e, len(self._users))
+            return self._users
+
+    def entry(self, name: str) -> dict[str, Any] | None:
+        return self.users().get(name)
 
     def verify(self, name: str, password: str) -> bool:
         """Constant-time in the password; an unknown user costs the same hash as a known one."""
         entry = self.users().get(name)
-        known = entry is not None
+        known = entry is not None and "\x00" not in password
         entry = entry or _DUMMY
         digest = _hash(
             password, bytes.fromhex(entry["salt"]), int(entry["n"]), int(entry["r"]), int(entry["p"])

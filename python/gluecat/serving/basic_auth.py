@@ -1,0 +1,77 @@
+"""HTTP Basic authentication against the users file of ``gluecat serve``."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import logging
+import secrets
+import threading
+import time
+from pathlib import Path
+
+from gluecat.hms.users import Verifier
+
+log = logging.getLogger("gluecat.serve")
+
+CACHE_SECONDS = 300.0
+FAILURES_BEFORE_LOCKOUT = 20
+LOCKOUT_SECONDS = 60.0
+
+
+class Authenticator:
+    """Basic credentials checked against the users file.
+
+    A credential that verified is remembered (as a keyed hash, never in clear) for a few minutes, so a
+    client does not pay a slow password hash per request; it is remembered with the user's salted hash,
+    so it stops working the moment that user's password changes or the user is removed. After repeated
+    failures from one address, further unknown credentials from it are refused without hashing for a
+    while: a flood of bad attempts cannot take the CPU from good clients, whose remembered credentials
+    still pass.
+    """
+
+    def __init__(self, users_file: Path) -> None:
+        self.verifier = Verifier(users_file)
+        self._key = secrets.token_bytes(32)
+        self._good: dict[bytes, tuple[str, float, str]] = {}
+        self._failures: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
+
+    def check(self, header: str | None, address: str) -> str | None:
+        """The authenticated user name, or None."""
+        if not header or not header.startswith("Basic "):
+            return None
+        token = hmac.new(self._key, header.encode(), hashlib.sha256).digest()
+        now = time.monotonic()
+        with self._lock:
+            known = self._good.get(token)
+        if known is not None:
+            user, expires, stored_hash = known
+            entry = self.verifier.entry(user)
+            if expires > now and entry is not None and entry["hash"] == stored_hash:
+                return user
+            with self._lock:
+                self._good.pop(token, None)
+        with self._lock:
+            recent = [t for t in self._failures.get(address, []) if t > now - LOCKOUT_SECONDS]
+            self._failures[address] = recent
+            if len(recent) >= FAILURES_BEFORE_LOCKOUT:
+                log.warning("refused a credential from %s: too many failed attempts", address)
+                return None
+        try:
+            user, _, password = base64.b64decode(header[6:], validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            user, password = "", ""
+        entry = self.verifier.entry(user) if user else None
+        ok = bool(user) and self.verifier.verify(user, password)
+        with self._lock:
+            if ok and entry is not None:
+                if len(self._good) > 100_000:  # a bound, however many clients come and go
+                    self._good.clear()
+                self._good[token] = (user, now + CACHE_SECONDS, entry["hash"])
+                return user
+            self._failures.setdefault(address, []).append(now)
+        log.warning("failed authentication for user %r from %s", user, address)
+        return None

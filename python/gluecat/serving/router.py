@@ -1,0 +1,37 @@
+"""Routes requests to handlers by path (or anything else in the request), each with its own
+authentication, so that several protocols can share one server and its limits."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gluecat.serving.http import Request, Response
+
+
+@dataclass(frozen=True)
+class Route:
+    matches: Callable[[Request], bool]
+    """Whether this route takes the request (the first route that does, does)."""
+    authenticate: Callable[[Request], str | None]
+    """The authenticated principal, or None (answered with 401 and ``challenge``)."""
+    handle: Callable[[Request, str], Response]
+    """The reply to an authenticated request."""
+    challenge: dict[str, str] = field(default_factory=dict)
+    """Headers of a 401 reply, e.g. WWW-Authenticate."""
+
+
+class Router:
+    """The server's handler: the first matching route's authentication, then its handler."""
+
+    def __init__(self, routes: list[Route]) -> None:
+        self.routes = routes
+
+    def __call__(self, request: Request) -> Response:
+        for route in self.routes:
+            if route.matches(request):
+                principal = route.authenticate(request)
+                if principal is None:
+                    return Response(401, headers=dict(route.challenge), close=True)
+                return route.handle(request, principal)
+        return Response(404, b"not found\n")
