@@ -48,7 +48,7 @@ class Handler:
         matches = hive_pattern(pattern or "*")
         return [n for n in self._database_names() if matches(n)]
 
-    def get_database(self, name: str) -> ttypes.Database:
+    def get_database(self, name: str) -> Any:
         try:
             return mapping.database(self.catalog.get_database(Name=name)["Database"])
         except EntityNotFoundException as e:
@@ -79,7 +79,7 @@ class Handler:
         except GlueError as e:
             raise ttypes.MetaException(message=e.message) from e
 
-    def get_table(self, dbname: str, tbl_name: str) -> ttypes.Table:
+    def get_table(self, dbname: str, tbl_name: str) -> Any:
         return mapping.table(self._table(dbname, tbl_name))
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
@@ -94,9 +94,9 @@ class Handler:
         names = [name([str(c[i]) for c in columns]) for i in range(rows.num_rows)]
         return names if max_parts is None or max_parts < 0 else names[:max_parts]
 
-    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[ttypes.Partition]:
+    def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
         table = self._table(db_name, tbl_name)
-        out: list[ttypes.Partition] = []
+        out: list[Any] = []
         limit = None if max_parts is None or max_parts < 0 else max_parts
         if limit == 0:
             return out

@@ -20,7 +20,7 @@ def seconds(ts: datetime | None) -> int:
     return int(ts.timestamp()) if ts is not None else 0
 
 
-def field_schema(column: dict[str, Any]) -> ttypes.FieldSchema:
+def field_schema(column: dict[str, Any]) -> Any:
     return ttypes.FieldSchema(
         name=column["Name"], type=column.get("Type", "string"), comment=column.get("Comment")
     )
@@ -28,7 +28,7 @@ def field_schema(column: dict[str, Any]) -> ttypes.FieldSchema:
 
 def storage_descriptor(
     sd: dict[str, Any] | None, fallback_columns: list[dict[str, Any]] | None = None
-) -> ttypes.StorageDescriptor:
+) -> Any:
     sd = sd or {}
     serde = sd.get("SerdeInfo") or {}
     skewed = sd.get("SkewedInfo") or {}
@@ -58,7 +58,7 @@ def storage_descriptor(
     )
 
 
-def database(db: dict[str, Any]) -> ttypes.Database:
+def database(db: dict[str, Any]) -> Any:
     return ttypes.Database(
         name=db["Name"],
         description=db.get("Description"),
@@ -67,7 +67,7 @@ def database(db: dict[str, Any]) -> ttypes.Database:
     )
 
 
-def table(t: dict[str, Any]) -> ttypes.Table:
+def table(t: dict[str, Any]) -> Any:
     parameters = dict(t.get("Parameters") or {})
     glue_type = t.get("TableType") or "EXTERNAL_TABLE"
     table_type = glue_type if glue_type in HIVE_TABLE_TYPES else "EXTERNAL_TABLE"
@@ -92,7 +92,7 @@ def table(t: dict[str, Any]) -> ttypes.Table:
     )
 
 
-def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> ttypes.Partition:
+def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> Any:
     columns = (table_doc.get("StorageDescriptor") or {}).get("Columns")
     return ttypes.Partition(
         values=list(p["Values"]),

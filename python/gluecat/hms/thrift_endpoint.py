@@ -70,6 +70,8 @@ class Processor(ThriftHiveMetastore.Processor):
     version stays the same (hms/replies.py); their errors take the generated path.
     """
 
+    _processMap: dict[str, Any]
+
     def __init__(self, handler: Handler, reply_cache_bytes: int = replies.MAX_BYTES) -> None:
         super().__init__(handler)
         self._processMap = {name: self._processMap[name] for name in SERVED}
