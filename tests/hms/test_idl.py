@@ -38,6 +38,7 @@ struct Item {
     10: bool sold = false
 } (annotated = "yes")
 union Choice { 1: string text, 2: i32 number }
+struct Trip { 1: string from, 2: string to }  // a Python keyword as a field name
 exception NotFound { 1: string message }
 service Shop extends base.Base {
     Item get(1: string name, 2: i16 max = LIMIT) throws (1: NotFound missing),
@@ -70,6 +71,7 @@ def test_constants_enums_and_defaults(shop: idl.Loaded) -> None:
         None,
     )
     assert shop.services["Shop"].get_args().max == 10
+    assert getattr(t.Trip(**{"from": "a", "to": "b"}), "from") == "a"
     with pytest.raises(TypeError):
         t.Item(colour="red")
 
