@@ -74,7 +74,7 @@ def test_a_truncated_json_body_is_refused_at_once(endpoint: ThriftEndpoint, body
     # "[1" used to take 6 s and 137 MB: the JSON reader took the end of the body for digits.
     status, seconds, peak = answer(endpoint, body, JSON)
     assert status == 400
-    assert seconds < 0.5 and peak < 1_000_000, (seconds, peak)
+    assert seconds < 2.0 and peak < 1_000_000, (seconds, peak)
 
 
 def forged(prefix_call: str, tail: bytes) -> bytes:
@@ -103,7 +103,7 @@ HUGE = struct.pack("!i", 2**31 - 1)
 def test_a_huge_declared_length_allocates_nothing(endpoint: ThriftEndpoint, body: bytes) -> None:
     status, seconds, peak = answer(endpoint, body, BINARY)
     assert status in (200, 400)
-    assert seconds < 0.5 and peak < 1_000_000, (seconds, peak)
+    assert seconds < 2.0 and peak < 1_000_000, (seconds, peak)
 
 
 def mutate(rng: random.Random, body: bytes) -> bytes:
@@ -138,7 +138,8 @@ def test_fuzzed_bodies_are_answered_in_time_and_memory_proportional_to_their_len
         statuses[status] = statuses.get(status, 0) + 1
         where = f"seed {SEED}, body {i}: {body[:200]!r}"
         assert status in (200, 400), where
-        assert seconds < 0.05 + len(body) * 1e-5, f"{seconds:.3f} s; {where}"
+        # Generous for a shared machine; what it catches took seconds (the JSON "[1" took 6 to 22).
+        assert seconds < 1.0 + len(body) * 1e-4, f"{seconds:.3f} s; {where}"
         assert peak < 200_000 + 200 * len(body), f"{peak} bytes; {where}"
     assert statuses.get(400, 0) > 1000 and statuses.get(200, 0) > 0, statuses
 
@@ -151,8 +152,8 @@ def test_a_large_malformed_body_costs_time_in_proportion(endpoint: ThriftEndpoin
 
     unterminated = b'[1,"get_table",1,1,{"1":{"str":"'
     small = min(seconds(unterminated + b"a" * 20_000) for _ in range(3))
-    large = seconds(unterminated + b"a" * 200_000)
-    assert large < 30 * small + 0.2, (small, large)  # linear (10x), not quadratic (100x)
+    large = min(seconds(unterminated + b"a" * 200_000) for _ in range(2))
+    assert large < 30 * small + 1.0, (small, large)  # linear (10x), not quadratic (100x)
 
 
 def test_bad_bodies_over_the_wire_get_400_and_the_server_goes_on(

@@ -107,7 +107,10 @@ class Response:
     """Close the connection after this reply (the client's next request starts a new one)."""
 
     def encode(self, keep_alive: bool) -> bytes:
-        reason = HTTPStatus(self.status).phrase if self.status in HTTPStatus._value2member_map_ else ""
+        try:
+            reason = HTTPStatus(self.status).phrase
+        except ValueError:
+            reason = ""
         lines = [
             f"HTTP/1.1 {self.status} {reason}",
             f"Content-Type: {self.content_type}",
