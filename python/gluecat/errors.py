@@ -1,37 +1,73 @@
 """The errors of the Glue and Lake Formation documents, one class per error code.
 
-Each error carries the code and a message naming the field or entity at fault, and offers the same
-``response["Error"]["Code"]`` shape as botocore's ``ClientError`` so that code written against
-``boto3.client("glue")`` catches them unchanged (``except catalog.exceptions.EntityNotFoundException``,
-or by inspecting ``err.response["Error"]["Code"]``).
+Every error is a ``botocore.exceptions.ClientError``, shaped as botocore shapes the errors it raises
+for ``boto3.client("glue")``: ``err.response["Error"]["Code"]`` and ``["Message"]``, the
+``ResponseMetadata`` (RequestId, HTTPStatusCode, HTTPHeaders, RetryAttempts), ``err.operation_name``
+and botocore's ``str(err)``. So code written for boto3 catches them unchanged: ``except ClientError``,
+``except catalog.exceptions.EntityNotFoundException``, or by inspecting the code.
 """
 
 from __future__ import annotations
 
+import sys
+import uuid
 from typing import Any
 
+from botocore.exceptions import ClientError
 
-class GlueError(Exception):
+
+def error_response(code: str, message: str, status: int) -> dict[str, Any]:
+    """The ``response`` botocore gives a ClientError of a JSON service: the error and the metadata."""
+    request_id = str(uuid.uuid4())
+    return {
+        "Error": {"Message": message, "Code": code},
+        "ResponseMetadata": {
+            "RequestId": request_id,
+            "HTTPStatusCode": status,
+            "HTTPHeaders": {
+                "x-amzn-requestid": request_id,
+                "x-amzn-errortype": code,
+                "content-type": "application/x-amz-json-1.1",
+            },
+            "RetryAttempts": 0,
+        },
+    }
+
+
+class GlueError(ClientError):
     """Base class of every error the catalog raises to its callers."""
 
     code: str = "InternalServiceException"
+    status: int = 400
+    """The HTTP status Glue answers this error with."""
 
     def __init__(self, message: str, *, operation_name: str | None = None) -> None:
-        super().__init__(message)
         self.message = message
-        self.operation_name = operation_name
+        self._operation_name = operation_name
+        super().__init__(error_response(self.code, message, self.status), operation_name)  # type: ignore[arg-type]
 
-    @property
-    def response(self) -> dict[str, Any]:
-        """The botocore-shaped error response."""
-        return {
-            "Error": {"Code": self.code, "Message": self.message},
-            "ResponseMetadata": {"HTTPStatusCode": 400},
-        }
+    # ClientError formats its message once, in __init__; the operation's name is only known when the
+    # error leaves the API call that raised it (gluecat.api.operation), so the text follows the name.
+    @property  # type: ignore[override]
+    def operation_name(self) -> str | None:
+        return self._operation_name
+
+    @operation_name.setter
+    def operation_name(self, name: str | None) -> None:
+        self._operation_name = name
+        self.args = (str(self),)
 
     def __str__(self) -> str:
-        op = f" when calling the {self.operation_name} operation" if self.operation_name else ""
+        op = f" when calling the {self._operation_name} operation" if self._operation_name else ""
         return f"An error occurred ({self.code}){op}: {self.message}"
+
+    def __reduce__(self) -> Any:
+        # ClientError pickles as a bare ClientError; keep the class, the message and the operation.
+        return (_rebuild, (type(self), self.message, self._operation_name))
+
+
+def _rebuild(cls: type[GlueError], message: str, operation_name: str | None) -> GlueError:
+    return cls(message, operation_name=operation_name)
 
 
 class AlreadyExistsException(GlueError):
@@ -68,6 +104,7 @@ class InternalServiceException(GlueError):
     """The catalog failed for a reason that is not the caller's."""
 
     code = "InternalServiceException"
+    status = 500
 
 
 class OperationTimeoutException(GlueError):
@@ -118,10 +155,11 @@ class TransactionCommitInProgressException(GlueError):
     code = "TransactionCommitInProgressException"
 
 
-class StorageError(GlueError):
-    """The warehouse holds a file that cannot be read as gluecat metadata; the message names the file."""
+class StorageError(InternalServiceException):
+    """The warehouse holds a file that cannot be read as gluecat metadata; the message names the file.
 
-    code = "InternalServiceException"
+    An InternalServiceException to callers (it is not their fault), but its own class, so that tools
+    that check a warehouse can tell damage from other failures."""
 
 
 ALL_ERRORS: tuple[type[GlueError], ...] = (
@@ -140,16 +178,16 @@ ALL_ERRORS: tuple[type[GlueError], ...] = (
     TransactionCanceledException,
     TransactionCommitInProgressException,
 )
+_BY_CODE: dict[str, type[GlueError]] = {cls.code: cls for cls in ALL_ERRORS}
 
 
-class ExceptionsNamespace:
-    """``client.exceptions``: every error class under its code, as boto3 clients expose them."""
-
-    ClientError = GlueError
-
-    def __init__(self) -> None:
-        for cls in ALL_ERRORS:
-            setattr(self, cls.code, cls)
-
-    def __getattr__(self, name: str) -> type[GlueError]:
-        raise AttributeError(f"no error code {name!r}")
+def error_class(code: str) -> type[GlueError]:
+    """The class of an error code: one of the above, or a GlueError subclass made once for a code that
+    only the service model names (as botocore makes one per error shape), kept in this module so that
+    its errors pickle."""
+    cls = _BY_CODE.get(code)
+    if cls is None:
+        cls = type(code, (GlueError,), {"code": code, "__module__": __name__, "__doc__": f"Glue's {code}."})
+        _BY_CODE[code] = cls
+        setattr(sys.modules[__name__], code, cls)
+    return cls

@@ -16,20 +16,22 @@ import pyarrow.fs as pafs
 from gluecat.api import shapes
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
+from gluecat.api.service import ClientMeta, ServiceClient
 from gluecat.catalog import compaction, databases, search, statistics, tables
 from gluecat.catalog.context import Context, Limits
-from gluecat.errors import ExceptionsNamespace, InvalidInputException
+from gluecat.errors import InvalidInputException
 from gluecat.store.store import Store
 
 
-class Catalog(PartitionOperations):
+class Catalog(ServiceClient, PartitionOperations):
     """A Glue Data Catalog stored in ``warehouse`` (a local folder or a pyarrow file system URI).
 
     Several processes may open the same warehouse at once; each call sees every commit made before it.
     ``fsync=False`` trades durability across power failures (not across process crashes) for speed.
+    ``region_name`` is the region of the catalog's resource ARNs (``meta.region_name``, as boto3's).
     """
 
-    exceptions = ExceptionsNamespace()
+    SERVICE = "glue"
 
     def __init__(
         self,
@@ -42,8 +44,10 @@ class Catalog(PartitionOperations):
         filesystem: pafs.FileSystem | None = None,
         limits: Limits | None = None,
         background_merges: bool = True,
+        region_name: str = "us-east-1",
     ) -> None:
         self.warehouse = warehouse
+        self.meta = ClientMeta(self, region_name)
         self.store = Store(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
         self._ctx = Context(
             store=self.store,

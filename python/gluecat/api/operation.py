@@ -17,10 +17,11 @@ R = TypeVar("R")
 def response(body: dict[str, Any] | None = None) -> dict[str, Any]:
     """A boto3-shaped response: the body plus ResponseMetadata."""
     out = dict(body or {})
+    request_id = str(uuid.uuid4())
     out["ResponseMetadata"] = {
-        "RequestId": str(uuid.uuid4()),
+        "RequestId": request_id,
         "HTTPStatusCode": 200,
-        "HTTPHeaders": {},
+        "HTTPHeaders": {"x-amzn-requestid": request_id, "content-type": "application/x-amz-json-1.1"},
         "RetryAttempts": 0,
     }
     return out
@@ -46,6 +47,9 @@ def operation(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
 
         @functools.wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            meta = getattr(args[0], "meta", None) if args else None
+            if meta is not None and meta.events.listened:
+                kwargs = _emit_params(args[0], name, kwargs)  # type: ignore[assignment]
             if not (plain and len(args) == 1 and required <= kwargs.keys() <= keyword):
                 try:
                     sig.bind(*args, **kwargs)
@@ -58,9 +62,29 @@ def operation(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
                     e.operation_name = name
                 raise
 
+        call.api_operation = name  # type: ignore[attr-defined]
         return call
 
     return wrap
+
+
+def _emit_params(client: Any, name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """boto3's two parameter events, so that handlers registered on ``client.meta.events`` (e.g.
+    pyiceberg's, which adds a CatalogId to every call) see and may change the parameters."""
+    from gluecat.api import model
+
+    service = client.SERVICE
+    op_model = (
+        model.operation_model(service, name) if name in model.service_model(service).operation_names else None
+    )
+    service_id = model.service_model(service).service_id.hyphenize()
+    events = client.meta.events
+    responses = events.emit(
+        f"provide-client-params.{service_id}.{name}", params=params, model=op_model, context={}
+    )
+    params = next((r for _, r in responses if r is not None), params)
+    events.emit(f"before-parameter-build.{service_id}.{name}", params=params, model=op_model, context={})
+    return params
 
 
 def _binding_message(text: str) -> str:
