@@ -60,8 +60,10 @@ def expressions(draw: Any, keys: list[tuple[str, str]], depth: int = 2) -> str:
         return f"{name} BETWEEN {draw(lit)} AND {draw(lit)}"
     if leaf == "in":
         return f"{name} IN ({', '.join(draw(st.lists(lit, min_size=1, max_size=3)))})"
-    if leaf == "like":
+    if leaf == "like" and glue_type == "string":  # LIKE is for string keys only
         return f"{name} LIKE '{draw(st.sampled_from(LIKE_PATTERNS))}'"
+    if leaf == "like":
+        return f"{name} IS NOT NULL"
     if leaf == "null":
         return f"{name} IS {draw(st.sampled_from(['', 'NOT ']))}NULL"
     if leaf == "not":

@@ -46,11 +46,15 @@ VALUES: dict[str, list[str | None]] = {
     "int": ["-1", "0", "1", "2", "10", "007", "x", "", "99999999999999999999", None],
     "bigint": ["-9223372036854775808", "9223372036854775807", "0", "5", "+5", None],
     "decimal(4,1)": ["0.5", "1", "1.0", "-2.5", "12.3", "123.4", "1.25", "x", None],
+    # A plain decimal is not decimal(10,0): every value compares exactly, whatever its scale.
+    "decimal": ["1.2", "1", "1.20", "-0.000000001", "+3", "99999999999.5", "1e3", ".5", "", None],
     "date": ["2024-01-01", "2024-02-29", "2023-02-29", "2024-1-01", "2023-12-31", "x", None],
     "timestamp": [
         "2024-01-01 00:00:00",
         "2024-01-01T00:00:00.5",
         "2024-01-01 00:00:00.25",
+        "2024-01-01 00:00:00.250000001",
+        "2023-12-31 23:59:59.999999999",
         "2023-12-31 23:59:59",
         "2024-02-30 00:00:00",
         "2023-12-31 23:59:60",
@@ -64,6 +68,8 @@ LITERALS: dict[str, list[Literal]] = {
     "int": [Literal(str(n), "number") for n in range(-1, 12)] + [Literal("2"), Literal("-1")],
     "bigint": [Literal("5", "number"), Literal("-9223372036854775808", "number"), Literal("0")],
     "decimal(4,1)": [Literal(s, "number") for s in ("0.5", "1", "-2.5", "12.3", "1.25", "0")],
+    "decimal": [Literal(s, "number") for s in ("1.2", "1", "-0.000000001", "1.199999999999")]
+    + [Literal("3")],
     "date": [
         Literal("2024-01-01"),
         Literal("2023-12-31", "date"),
@@ -71,9 +77,11 @@ LITERALS: dict[str, list[Literal]] = {
         Literal("2024-02-29"),
     ],
     "timestamp": [
-        Literal("2024-01-01"),
+        Literal("2024-01-01 00:00:00"),
         Literal("2024-01-01 00:00:00.5", "timestamp"),
         Literal("2023-12-31 23:59:59"),
+        Literal("2024-01-01 00:00:00.250000001"),
+        Literal("2023-12-31 23:59:59.999999998"),
     ],
 }
 PATTERNS = ["%", "a%", "_", "%b", "a\\_b", "1%", "%0%", "2024-%", "%.5"]
@@ -82,13 +90,15 @@ PATTERNS = ["%", "a%", "_", "%b", "a\\_b", "1%", "%0%", "2024-%", "%.5"]
 def leaf(name: str, glue_type: str) -> st.SearchStrategy[Predicate]:
     lit = st.sampled_from(LITERALS[glue_type])
     ops = st.sampled_from(["=", "<>", "<", "<=", ">", ">="])
-    return st.one_of(
+    leaves = [
         st.builds(Compare, ops, st.just(name), lit),
         st.builds(In, st.just(name), st.lists(lit, min_size=1, max_size=3).map(tuple), st.booleans()),
         st.builds(Between, st.just(name), lit, lit, st.booleans()),
-        st.builds(Like, st.just(name), st.sampled_from(PATTERNS), st.booleans()),
         st.builds(IsNull, st.just(name), st.booleans()),
-    )
+    ]
+    if glue_type == "string":  # LIKE is for string keys only
+        leaves.append(st.builds(Like, st.just(name), st.sampled_from(PATTERNS), st.booleans()))
+    return st.one_of(*leaves)
 
 
 def predicates(keys: list[tuple[str, str]]) -> st.SearchStrategy[Predicate]:

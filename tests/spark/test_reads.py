@@ -178,3 +178,38 @@ def test_text_scans_are_planned_as_row_scans(spark: Any, ns: str, fmt: str) -> N
     leaf = df._jdf.queryExecution().executedPlan().collectLeaves().head()
     assert leaf.scan().getClass().getSimpleName().startswith("Row")
     assert [r.v for r in df.collect()] == [1]
+
+
+def test_keys_that_expressions_cannot_compare_are_filtered_by_spark(spark: Any, ns: str) -> None:
+    """A double or boolean partition key: the catalog cannot compare its values (Glue refuses such keys
+    in expressions), so it leaves those filters to Spark instead of comparing them as text (which
+    dropped 10.0 from f > 2) or failing the query."""
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.odd (v INT, f DOUBLE, b BOOLEAN, s STRING) USING parquet PARTITIONED BY (f, b, s)"
+    )
+    spark.sql(
+        f"INSERT INTO glue.{ns}.odd VALUES (1, 1.5, true, 'x'), (2, 10.0, false, 'x'), (3, 9.0, true, 'y')"
+    )
+
+    def values(where: str) -> list[int]:
+        return [r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.odd WHERE {where} ORDER BY v").collect()]
+
+    assert values("f > 2") == [2, 3]
+    assert values("b AND s = 'x'") == [1]
+    assert values("NOT (f > 2 AND s = 'x')") == [1, 3]
+    assert values("f IN (1.5, 10.0) OR s = 'y'") == [1, 2, 3]
+
+
+def test_a_long_chain_of_ors_selects_its_partitions(spark: Any, ns: str) -> None:
+    """A DataFrame's reduce(or_) makes a left-deep chain of ORs as deep as it is long; the shim sends it
+    flat (tests/expressions/test_spark_filters.py takes Python's side to thousands)."""
+    import functools
+    import operator
+
+    from pyspark.sql import functions as F
+
+    spark.sql(f"CREATE TABLE glue.{ns}.many (v INT, p INT) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.many VALUES (1, 1), (2, 2), (3, 3), (4, 300)")
+    condition = functools.reduce(operator.or_, [F.col("p") == i for i in range(2, 302)])
+    got = spark.table(f"glue.{ns}.many").filter(condition).orderBy("v").collect()
+    assert [r.v for r in got] == [2, 3, 4]

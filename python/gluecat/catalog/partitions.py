@@ -37,6 +37,7 @@ from gluecat.errors import (
     ResourceNumberLimitExceededException,
 )
 from gluecat.expressions.lookup import first_true
+from gluecat.expressions.spark import relaxed
 from gluecat.gc_pause import gc_paused
 from gluecat.store import codec
 from gluecat.store.snapshot import Changes, Snapshot
@@ -469,9 +470,9 @@ class Query:
 
 
 def plan_query(snap: Snapshot, table: dict[str, Any], expression: str | None, predicate: Any = None) -> Query:
+    """``predicate``: Spark's pushed filters (gluecat.expressions.spark), instead of an expression."""
     keys = _keys(table)
-    if predicate is None:
-        predicate = ex.parse(expression or "")
+    predicate = ex.parse(expression or "") if predicate is None else relaxed(predicate, keys)
     bound = ex.bind(predicate, keys)
     active = [
         ex.Index(d["IndexName"], [k["Name"] for k in d["Keys"]]) for d in indexes.usable_indexes(snap, table)

@@ -18,7 +18,7 @@ from gluecat.expressions.evaluate import evaluate_arrow, plan_mask, range_mask, 
 from gluecat.expressions.explain import explain, explain_text, predicate_text
 from gluecat.expressions.lookup import index_sort_indices, range_slice, typed_index_columns
 from gluecat.expressions.normalize import conjuncts, normalize
-from gluecat.expressions.parse import parse
+from gluecat.expressions.parse import MAX_DEPTH, parse
 from gluecat.expressions.plan import plan
 from gluecat.expressions.reference import evaluate_row, row_in_range
 from gluecat.expressions.spark import parse_spark_filters
@@ -38,12 +38,14 @@ from gluecat.expressions.types import (
     Plan,
     Predicate,
     Range,
+    Timestamp,
     TrueP,
     key_type,
     partition_value,
 )
 
 __all__ = [
+    "MAX_DEPTH",
     "And",
     "Between",
     "Compare",
@@ -59,6 +61,7 @@ __all__ = [
     "Plan",
     "Predicate",
     "Range",
+    "Timestamp",
     "TrueP",
     "bind",
     "conjuncts",

@@ -29,7 +29,9 @@ from gluecat.expressions.types import (
     Or,
     Predicate,
     Scalar,
+    Timestamp,
     TrueP,
+    UnsupportedKeyType,
     Value,
     is_finite_decimal,
     key_type,
@@ -59,8 +61,8 @@ class _Keys:
         if name not in self.types:
             try:
                 self.types[name] = key_type(glue_type)
-            except InvalidInputException as e:
-                raise InvalidInputException(f"Invalid Expression: partition key {name!r}: {e.message}") from e
+            except UnsupportedKeyType as e:
+                raise UnsupportedKeyType(f"Invalid Expression: partition key {name!r} has {e.message}") from e
         return name, self.types[name]
 
 
@@ -94,15 +96,15 @@ def literal_value(lit: Literal, kt: KeyType, column: str) -> Scalar:
         if int(number.as_tuple().exponent) > 0:
             number = Decimal(int(number))  # 1E+2 is 100: no negative scales downstream
         _, digits, exponent = number.as_tuple()
-        if len(digits) > 38 or -int(exponent) > 38:
-            raise bad("more than the 38 digits of a decimal")
+        if len(digits) + int(exponent) > 38 or -int(exponent) > 38:
+            raise bad("more than 38 digits before or after the point")
         return number
     if kt.kind == "date":
         if lit.kind in ("number", "timestamp"):
             raise bad("not a date (yyyy-MM-dd)")
         return _date(text.strip(), bad)
-    if lit.kind == "number":
-        raise bad("not a timestamp (yyyy-MM-dd HH:mm:ss[.ffffff])")
+    if lit.kind in ("number", "date"):
+        raise bad(_NOT_A_TIMESTAMP)
     return _timestamp(text.strip(), bad)
 
 
@@ -116,17 +118,26 @@ def _date(text: str, bad: Callable[[str], InvalidInputException]) -> date:
         raise bad("not a date (yyyy-MM-dd)") from e
 
 
-def _timestamp(text: str, bad: Callable[[str], InvalidInputException]) -> datetime:
-    if _LITERAL_DATE.fullmatch(text):
-        d = _date(text, bad)
-        return datetime(d.year, d.month, d.day)
+_NOT_A_TIMESTAMP = "not a timestamp (yyyy-MM-dd HH:mm:ss, with up to nine digits of a second after a '.')"
+_LITERAL_TIMESTAMP = re.compile(
+    r"([0-9]{1,4}-[0-9]{1,2}-[0-9]{1,2})[ T]([0-9]{1,2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,9}))?"
+)
+_ZONED = re.compile(r".*:[0-9]{2}(\.[0-9]*)?\s*(Z|[+-][0-9]{2}(:?[0-9]{2})?)")
+
+
+def _timestamp(text: str, bad: Callable[[str], InvalidInputException]) -> Timestamp:
+    """A timestamp literal to the nanosecond. A date alone is not a timestamp, as Glue says."""
+    m = _LITERAL_TIMESTAMP.fullmatch(text)
+    if m is None:
+        if _ZONED.fullmatch(text):
+            raise bad("a timestamp key has no time zone")
+        raise bad(_NOT_A_TIMESTAMP)
+    day = _date(m.group(1), bad)
     try:
-        value = datetime.fromisoformat(text)
+        whole = datetime(day.year, day.month, day.day, int(m.group(2)), int(m.group(3)), int(m.group(4)))
     except ValueError as e:
-        raise bad("not a timestamp (yyyy-MM-dd HH:mm:ss[.ffffff])") from e
-    if value.tzinfo is not None:
-        raise bad("a timestamp key has no time zone")
-    return value
+        raise bad(_NOT_A_TIMESTAMP) from e
+    return Timestamp.of(whole, int((m.group(5) or "").ljust(9, "0")))
 
 
 def _value(v: Value, kt: KeyType, column: str) -> Scalar:
@@ -138,7 +149,8 @@ def _value(v: Value, kt: KeyType, column: str) -> Scalar:
 def bind(pred: Predicate, keys: KeySpec) -> Predicate:
     """Resolve column names case-insensitively to ``keys`` ``[(name, glue_type), ...]`` and type the literals.
 
-    LIKE patterns stay strings: LIKE matches the partition value as stored, whatever the key's type.
+    LIKE applies to string keys only, and a key of a type that expressions cannot compare (double,
+    boolean, ...) is refused wherever it is named, as Glue refuses both.
     """
     k = _Keys(keys)
 
@@ -153,7 +165,12 @@ def bind(pred: Predicate, keys: KeySpec) -> Predicate:
             name, kt = k.resolve(p.column)
             return Between(name, _value(p.low, kt, name), _value(p.high, kt, name), p.negated)
         if isinstance(p, Like):
-            name, _ = k.resolve(p.column)
+            name, kt = k.resolve(p.column)
+            if kt.kind != "string":
+                raise InvalidInputException(
+                    f"Invalid Expression: LIKE cannot be used on partition key {name!r} of type "
+                    f"{kt.glue_type}; it applies to string, char and varchar keys"
+                )
             return Like(name, p.pattern, p.negated)
         if isinstance(p, IsNull):
             name, _ = k.resolve(p.column)

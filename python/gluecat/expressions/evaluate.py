@@ -14,7 +14,7 @@ matches when the predicate is true. The rules are those of :func:`gluecat.expres
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 
 import pyarrow as pa
@@ -24,6 +24,7 @@ from gluecat.errors import InvalidInputException
 from gluecat.expressions.bind import KeySpec
 from gluecat.expressions.types import (
     DATE_VALUE,
+    DECIMAL_VALUE,
     INT64_MAX,
     INT64_MIN,
     INTEGER_VALUE,
@@ -42,8 +43,8 @@ from gluecat.expressions.types import (
     Predicate,
     Range,
     Scalar,
+    Timestamp,
     TrueP,
-    decimal_value_pattern,
     key_type,
     like_pattern,
 )
@@ -60,11 +61,7 @@ def _valid_and(text: pa.Array, pattern: str) -> pa.Array:
     # Year 0000 is outside Glue's date range (0001 is its first year in practice) and outside Python's.
     return (
         pc.and_kleene(valid, pc.invert(pc.starts_with(text, "0000")))
-        if pattern
-        in (
-            DATE_VALUE.pattern,
-            TIMESTAMP_VALUE.pattern,
-        )
+        if pattern in (DATE_VALUE.pattern, TIMESTAMP_VALUE.pattern)
         else valid
     )
 
@@ -94,10 +91,7 @@ def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
         clamped = pc.if_else(valid, wide, pa.scalar(Decimal(0), pa.decimal128(20, 0)))
         return pc.if_else(valid, pc.cast(clamped, pa.int64()), pa.scalar(None, pa.int64()))
     if kt.kind == "decimal":
-        dtype = pa.decimal128(kt.precision, kt.scale)
-        valid = _valid_and(text, decimal_value_pattern(kt))
-        cast = pc.cast(pc.if_else(valid, text, "0"), dtype)
-        return pc.if_else(valid, cast, pa.scalar(None, dtype))
+        return _decimals(text)
     if kt.kind == "date":
         valid = _valid_and(text, DATE_VALUE.pattern)
         safe = pc.if_else(valid, text, "1970-01-01")
@@ -114,10 +108,36 @@ def typed_column(raw: pa.Array | pa.ChunkedArray, kt: KeyType) -> pa.Array:
         pc.equal(pc.day(seconds), _digits(head, 8, 10)), pc.equal(pc.second(seconds), _digits(head, 17, 19))
     )
     valid = pc.and_kleene(valid, survived)
-    fraction = pc.utf8_rpad(pc.utf8_slice_codeunits(safe, 20, 26), width=6, padding="0")
-    micros = pc.cast(pc.cast(fraction, pa.int64()), pa.duration("us"))
-    ts = pc.add(pc.cast(seconds, pa.timestamp("us")), micros)
-    return pc.if_else(valid, ts, pa.scalar(None, pa.timestamp("us")))
+    # Seconds since 1970 with nine decimal places: exact to the nanosecond in any year (an Arrow
+    # timestamp in nanoseconds ends in 2262); compared as Timestamp.seconds() is.
+    whole = pc.cast(
+        pc.cast(pc.if_else(valid, seconds, pa.scalar(0, pa.timestamp("s"))), pa.int64()), _SECONDS
+    )
+    digits = pc.utf8_rpad(pc.utf8_slice_codeunits(safe, 20, 29), width=9, padding="0")
+    fraction = pc.cast(pc.binary_join_element_wise("0", digits, "."), _FRACTION)
+    exact = pc.add(whole, fraction)
+    return pc.if_else(valid, exact, pa.scalar(None, exact.type))
+
+
+_SECONDS = pa.decimal128(28, 9)  # any int64 of seconds, with nine places
+_FRACTION = pa.decimal128(10, 9)
+
+
+def _decimals(text: pa.Array) -> pa.Array:
+    """Decimal values, exact whatever their scale: cast to a decimal type wide enough for every valid
+    value of the column (decimal256 past 38 digits); invalid values NULL."""
+    valid = _valid_and(text, DECIMAL_VALUE.pattern)
+    unsigned = pc.replace_substring_regex(pc.if_else(valid, text, "0"), "^[+-]", "")
+    length = pc.utf8_length(unsigned)
+    point = pc.find_substring(unsigned, ".")
+    none = pa.scalar(0, point.type)
+    whole_digits = pc.if_else(pc.less(point, none), length, point)
+    scale_digits = pc.if_else(pc.less(point, none), none, pc.subtract(pc.subtract(length, point), 1))
+    scale = pc.max(scale_digits).as_py() or 0
+    precision = max(pc.max(whole_digits).as_py() or 1, 1) + scale
+    dtype = pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+    cast = pc.cast(pc.if_else(valid, text, "0"), dtype)
+    return pc.if_else(valid, cast, pa.scalar(None, dtype))
 
 
 def _operands(column: pa.Array, value: Scalar) -> tuple[pa.Array, pa.Scalar]:
@@ -133,8 +153,8 @@ def _operands(column: pa.Array, value: Scalar) -> tuple[pa.Array, pa.Scalar]:
             return column, pa.scalar(value, pa.decimal128(precision, scale))
         wide = pa.decimal256(precision, scale)
         return pc.cast(column, wide), pa.scalar(value, wide)
-    if isinstance(value, datetime):
-        return column, pa.scalar(value, pa.timestamp("us"))
+    if isinstance(value, Timestamp):
+        return _operands(column, value.seconds())
     if isinstance(value, date):
         return column, pa.scalar(value, pa.date32())
     return column, pa.scalar(value, column.type)

@@ -11,7 +11,7 @@ index by_country (country)
 
 from __future__ import annotations
 
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -29,6 +29,7 @@ from gluecat.expressions.types import (
     Predicate,
     Range,
     Scalar,
+    Timestamp,
     TrueP,
     Value,
 )
@@ -50,8 +51,8 @@ def value_text(v: Value) -> str:
         return _quote(v.text)
     if isinstance(v, str):
         return _quote(v)
-    if isinstance(v, datetime):
-        return f"TIMESTAMP {_quote(v.isoformat(sep=' '))}"
+    if isinstance(v, Timestamp):
+        return f"TIMESTAMP {_quote(str(v))}"
     if isinstance(v, date):
         return f"DATE {_quote(v.isoformat())}"
     return str(v)
@@ -104,8 +105,10 @@ def range_text(r: Range, index_keys: tuple[str, ...], eq_keys: int) -> str:
 
 
 def _json_value(v: Scalar) -> Any:
-    if isinstance(v, date | Decimal):
-        return v.isoformat() if isinstance(v, date) else str(v)
+    if isinstance(v, date):
+        return v.isoformat()
+    if isinstance(v, Decimal | Timestamp):
+        return str(v)
     return v
 
 

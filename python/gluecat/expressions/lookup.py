@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from gluecat.expressions.bind import KeySpec
 from gluecat.expressions.evaluate import typed_column
-from gluecat.expressions.types import Range, key_type
+from gluecat.expressions.types import Range, Timestamp, key_type
 
 
 def typed_index_columns(table: pa.Table, keys: KeySpec, index_keys: Sequence[str]) -> list[pa.Array]:
@@ -47,7 +47,8 @@ def index_sort_indices(table: pa.Table, keys: KeySpec, index_keys: Sequence[str]
 
 
 def _order_key(v: Any) -> tuple[Any, ...]:
-    return (1,) if v is None else (0, v)
+    # A typed timestamp column holds Timestamp.seconds() (see typed_column).
+    return (1,) if v is None else (0, v.seconds() if isinstance(v, Timestamp) else v)
 
 
 def first_true(n: int, holds: Callable[[int], bool]) -> int:

@@ -17,12 +17,11 @@ from collections.abc import Callable, Sequence
 from itertools import pairwise
 from typing import ClassVar
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 from sqlglot.errors import ParseError, TokenError
+from sqlglot.tokens import Token, TokenType
 from sqlglot.tokens import Tokenizer as BaseTokenizer
-from sqlglot.tokens import TokenType
 
 from gluecat.errors import InvalidInputException
 from gluecat.expressions.types import (
@@ -89,8 +88,8 @@ class _Translator:
             # Keyword-only nodes (NULL, TRUE) carry no position; find their text instead.
             fragment = node.sql()
             found = self.text.lower().find(fragment.lower())
-            if found < 0:
-                return InvalidInputException(f"Invalid Expression: {what}: {fragment!r}")
+            if found < 0:  # sqlglot's rendering is not the caller's text: do not quote it
+                return InvalidInputException(f"Invalid Expression: {what}")
             span = (found, found + len(fragment) - 1)
         start, end = span
         # A parenthesised or function node's own tokens carry no position; widen to its brackets.
@@ -148,7 +147,7 @@ class _Translator:
             raise self.error("a constant is not a condition", node)
         if isinstance(node, exp.Func):
             raise self.error("functions are not supported", node)
-        raise self.error(f"unsupported syntax ({type(node).__name__})", node)
+        raise self.error(f"{_what(node)} is not a condition that a partition expression can hold", node)
 
     def comparison(self, op: CompareOp, node: exp.Expr) -> Compare:
         left, right = node.this, node.expression
@@ -237,7 +236,25 @@ class _Translator:
             raise self.error("functions are not supported", node)
         if isinstance(node, exp.Binary | exp.Neg):
             raise self.error("arithmetic is not supported", node)
-        raise self.error(f"unsupported value ({type(node).__name__})", node)
+        what = _what(node)
+        raise self.error(
+            "expected a value (a quoted string, a number, DATE '...' or TIMESTAMP '...')"
+            + ("" if what == "this" else f", not {what}"),
+            node,
+        )
+
+
+def _what(node: exp.Expr) -> str:
+    """What a node is, in the words of someone writing an expression (not sqlglot's class names)."""
+    if isinstance(node, exp.Binary):
+        return "an operator"
+    if isinstance(node, exp.Star):
+        return "'*'"
+    if isinstance(node, exp.Placeholder | exp.Parameter):
+        return "a parameter"
+    if isinstance(node, exp.Query | exp.Subquery | exp.Command):
+        return "a statement"
+    return "this"
 
 
 def _flatten(kind: type[And] | type[Or], children: Sequence[Predicate]) -> tuple[Predicate, ...]:
@@ -277,7 +294,13 @@ def _to_backslash_escapes(pattern: str, escape: str, fail: Callable[[str], Inval
     return "".join(out)
 
 
-def _unterminated_quote(text: str) -> int | None:
+MAX_DEPTH = 32
+"""How deeply an expression may nest parentheses and NOTs (counted together): deeper ones are refused
+with InvalidInputException before they are parsed, since the parser recurses once per level."""
+
+
+def _unterminated(text: str) -> tuple[int, str] | None:
+    """Where an unterminated quote or /* comment starts, and which it is."""
     quote: str | None = None
     opened = 0
     i = 0
@@ -286,13 +309,21 @@ def _unterminated_quote(text: str) -> int | None:
         if quote is None:
             if ch in "'\"`":
                 quote, opened = ch, i
+            elif text.startswith("/*", i):
+                end = text.find("*/", i + 2)
+                if end < 0:
+                    return i, "comment"
+                i = end + 1
+            elif text.startswith("--", i):
+                end = text.find("\n", i)
+                i = len(text) if end < 0 else end
         elif ch == quote:
             if i + 1 < len(text) and text[i + 1] == quote:
                 i += 1
             else:
                 quote = None
         i += 1
-    return opened if quote is not None else None
+    return (opened, "quoted text") if quote is not None else None
 
 
 def _offset(text: str, line: int, col: int) -> int:
@@ -300,12 +331,32 @@ def _offset(text: str, line: int, col: int) -> int:
     return sum(len(s) + 1 for s in lines[: line - 1]) + col - 1
 
 
-def _join_spaced_not_equal(text: str) -> str:
-    """Glue's operator table writes not-equal as ``< >``; read it as ``<>`` (same length, same positions)."""
+def _where(text: str, start: int) -> str:
+    """A 1-based position, with line and column when the expression has several lines."""
+    where = f"position {start + 1}"
+    if "\n" in text:
+        line = text.count("\n", 0, start) + 1
+        column = start - (text.rfind("\n", 0, start) + 1) + 1
+        where += f" (line {line}, column {column})"
+    return where
+
+
+def _tokens(text: str) -> list[Token]:
     try:
         tokens = GlueExpressionDialect().tokenize(text)
-    except TokenError:
-        return text  # parse_one reports it
+    except TokenError as e:
+        found = _unterminated(text)
+        if found is not None:
+            pos, what = found
+            raise InvalidInputException(
+                f"Invalid Expression: unterminated {what} at {_where(text, pos)}: {text[pos : pos + 40]!r}"
+            ) from None
+        raise InvalidInputException("Invalid Expression: the text cannot be read as an expression") from e
+    return tokens
+
+
+def _joined_not_equal(text: str, tokens: list[Token]) -> tuple[str, list[Token]]:
+    """Glue's operator table writes not-equal as ``< >``; read it as ``<>`` (same length, same positions)."""
     out = text
     for a, b in pairwise(tokens):
         if (
@@ -314,7 +365,41 @@ def _join_spaced_not_equal(text: str) -> str:
             and not text[a.end + 1 : b.start].strip()
         ):
             out = out[: a.start] + "<>" + " " * (b.end - a.start - 1) + out[b.end + 1 :]
-    return out
+    return (out, _tokens(out)) if out != text else (text, tokens)
+
+
+# Tokens after which a NOT starts a new negated operand (rather than being NOT IN, NOT LIKE, ...).
+_OPERAND_START = {TokenType.L_PAREN, TokenType.AND, TokenType.OR, TokenType.NOT}
+
+
+def check_depth(text: str, tokens: list[Token]) -> None:
+    """Refuse an expression nesting more than MAX_DEPTH parentheses and NOTs.
+
+    A level is an open parenthesis, or a NOT whose operand has not ended yet (NOT binds tighter than AND
+    and OR, so an AND or OR at its parenthesis level ends it); long AND/OR chains do not nest.
+    """
+    nots = [0]  # per open parenthesis level, the NOTs still applying there
+    depth = 0
+    previous: Token | None = None
+    for token in tokens:
+        kind = token.token_type
+        if kind == TokenType.L_PAREN:
+            nots.append(0)
+            depth += 1
+        elif kind == TokenType.R_PAREN and len(nots) > 1:
+            depth -= 1 + nots.pop()
+        elif kind == TokenType.NOT and (previous is None or previous.token_type in _OPERAND_START):
+            nots[-1] += 1
+            depth += 1
+        elif kind in (TokenType.AND, TokenType.OR):
+            depth -= nots[-1]
+            nots[-1] = 0
+        if depth > MAX_DEPTH:
+            raise InvalidInputException(
+                f"Invalid Expression: nested more than {MAX_DEPTH} levels deep (parentheses and NOTs) at "
+                f"{_where(text, token.start)}"
+            )
+        previous = token
 
 
 def parse(expression: str | None) -> Predicate:
@@ -333,39 +418,80 @@ Invalid Expression: functions are not supported at position 1: 'f(year)'
     return _parsed(expression)
 
 
+# sqlglot's error descriptions, said as a caller would say them.
+_DESCRIPTIONS = (
+    ("Required keyword: 'expression' missing", "an operator is missing its right-hand operand"),
+    ("Expecting )", "a closing parenthesis ')' is missing"),
+    ("Invalid expression / Unexpected token", "unexpected token"),
+)
+
+
+def _parse_error(text: str, tokens: list[Token], error: ParseError) -> InvalidInputException:
+    detail = error.errors[0] if error.errors else {}
+    raw = str(detail.get("description") or "")
+    description = next((ours for theirs, ours in _DESCRIPTIONS if raw.startswith(theirs)), "unexpected token")
+    line, col = detail.get("line"), detail.get("col")
+    highlight = str(detail.get("highlight") or "")
+    hint = _keyword_hint(tokens)
+    if line is None or col is None:
+        return InvalidInputException(f"Invalid Expression: {description}{hint}")
+    start = max(_offset(text, int(line), int(col)) - len(highlight) + 1, 0)
+    return InvalidInputException(
+        f"Invalid Expression: {description} at {_where(text, start)}: {highlight!r}{hint}"
+    )
+
+
+_PREDICATE_OPERATORS = {
+    TokenType.EQ,
+    TokenType.NEQ,
+    TokenType.LT,
+    TokenType.LTE,
+    TokenType.GT,
+    TokenType.GTE,
+    TokenType.IN,
+    TokenType.LIKE,
+    TokenType.BETWEEN,
+    TokenType.IS,
+    TokenType.NOT,
+}
+
+
+def _keyword_hint(tokens: list[Token]) -> str:
+    """A word that SQL reserves cannot name a partition key unquoted; say so when one stands where a key
+    would (before a comparison), since that is the likely cause of the error."""
+    for token, after in pairwise(tokens):
+        if (
+            token.token_type not in (TokenType.VAR, TokenType.IDENTIFIER)
+            and token.text.upper() in BaseTokenizer.KEYWORDS
+            and after.token_type in _PREDICATE_OPERATORS
+        ):
+            word = token.text
+            return f' ({word!r} is a reserved word: quote a partition key of that name, as "{word}")'
+    return ""
+
+
 # The IR is immutable, so a parse can be shared: every page of a query names the same expression again,
 # and parsing takes sqlglot a fifth of a millisecond. (Errors are not kept; they raise anew.)
 @functools.lru_cache(maxsize=256)
 def _parsed(expression: str) -> Predicate:
+    text, tokens = _joined_not_equal(expression, _tokens(expression))
+    check_depth(expression, tokens)
     try:
-        tree = sqlglot.parse_one(_join_spaced_not_equal(expression), read=GlueExpressionDialect)
+        trees = [t for t in GlueExpressionDialect().parser().parse(tokens, text) if t is not None]
     except ParseError as e:
-        err = e.errors[0] if e.errors else {}
-        line, col = err.get("line"), err.get("col")
-        highlight = str(err.get("highlight") or "")
-        description = str(err.get("description") or e)
-        if "Required keyword: 'expression' missing" in description:
-            description = "an operator is missing its right-hand operand"
-        elif description == "Expecting )":
-            description = "a closing parenthesis ')' is missing"
-        elif description.startswith("Invalid expression / Unexpected token"):
-            description = "unexpected token"
-        if line is None or col is None:
-            raise InvalidInputException(f"Invalid Expression: {description}") from e
-        start = max(_offset(expression, int(line), int(col)) - len(highlight) + 1, 0)
-        where = f"position {start + 1}"
-        if "\n" in expression:
-            where += f" (line {line}, column {start + 1 - _offset(expression, int(line), 1)})"
-        raise InvalidInputException(f"Invalid Expression: {description} at {where}: {highlight!r}") from e
-    except TokenError as e:
-        pos = _unterminated_quote(expression)
-        if pos is not None:
-            raise InvalidInputException(
-                f"Invalid Expression: unterminated quoted text at position {pos + 1}: {expression[pos:]!r}"
-            ) from e
-        raise InvalidInputException(f"Invalid Expression: cannot tokenize: {e}") from e
+        raise _parse_error(expression, tokens, e) from None
+    except RecursionError:  # pragma: no cover - check_depth keeps the parser well inside the stack
+        raise InvalidInputException(
+            f"Invalid Expression: nested too deeply (at most {MAX_DEPTH} levels)"
+        ) from None
+    if not trees:
+        raise InvalidInputException("Invalid Expression: no condition (only comments or ';')")
+    tree = trees[0]
+    if len(trees) > 1 or isinstance(tree, exp.Block):
+        raise InvalidInputException("Invalid Expression: expected exactly one condition")
     if isinstance(tree, exp.Alias):
         raise _Translator(expression).error("unexpected text after a value", tree.args["alias"])
-    if tree is None or isinstance(tree, exp.Block):
-        raise InvalidInputException("Invalid Expression: expected exactly one condition")
+    if isinstance(tree, exp.Command):
+        error = _Translator(expression).error("not a condition", tree)
+        raise InvalidInputException(error.message + _keyword_hint(tokens))
     return _Translator(expression).predicate(tree)

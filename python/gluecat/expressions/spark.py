@@ -1,9 +1,13 @@
 """Spark's pushed partition filters (``org.apache.spark.sql.sources.Filter``) as the predicate IR.
 
 The JVM shim sends each filter as a JSON tree: ``{"op": "EqualTo", "attribute": "dt", "value": "2024-01-01"}``,
-``{"op": "And", "left": {...}, "right": {...}}``, ``{"op": "Not", "child": {...}}``, ``{"op": "In",
-"attribute": "k", "values": [...]}``; the list of filters is ANDed. Values are JSON strings, numbers or
-booleans (dates and timestamps as ISO text, decimals best as text).
+``{"op": "And", "left": {...}, "right": {...}}`` (or ``{"op": "Or", "children": [...]}`` for a chain of one
+operator, which the shim sends flat), ``{"op": "Not", "child": {...}}``, ``{"op": "In", "attribute": "k",
+"values": [...]}``; the list of filters is ANDed. Values are JSON strings, numbers or booleans (dates and
+timestamps as ISO text, decimals best as text).
+
+Chains of AND or of OR are read without recursion, however long (a DataFrame's ``reduce(or_, ...)``
+makes one); NOT and alternations of AND and OR may nest at most MAX_DEPTH levels, as in expressions.
 """
 
 from __future__ import annotations
@@ -12,8 +16,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gluecat.errors import InvalidInputException
+from gluecat.expressions.bind import KeySpec
 from gluecat.expressions.normalize import conjunction, disjunction, flatten
+from gluecat.expressions.parse import MAX_DEPTH
 from gluecat.expressions.types import (
+    And,
     Compare,
     CompareOp,
     FalseP,
@@ -22,8 +29,11 @@ from gluecat.expressions.types import (
     Like,
     Literal,
     Not,
+    Or,
     Predicate,
     TrueP,
+    UnsupportedKeyType,
+    key_type,
 )
 
 _SPARK_COMPARISONS: dict[str, CompareOp] = {
@@ -61,7 +71,29 @@ def _like_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def _spark_filter(f: Mapping[str, Any], positive: bool = True) -> Predicate:
+class TooDeep(InvalidInputException):
+    """A filter nests more than MAX_DEPTH levels."""
+
+
+def _operands(f: Mapping[str, Any]) -> list[Any]:
+    """The operands of an And or Or, with nested filters of the same operator spliced in, in order,
+    without recursion (a left-deep chain of thousands is as cheap as a flat list)."""
+    op = f["op"]
+    out: list[Any] = []
+    pending = [f]
+    while pending:
+        node = pending.pop()
+        if isinstance(node, Mapping) and node.get("op") == op:
+            children = node["children"] if "children" in node else [node["left"], node["right"]]
+            if not isinstance(children, list):
+                raise InvalidInputException(f"Invalid Spark filter: {op} children must be a list")
+            pending.extend(reversed(children))
+        else:
+            out.append(node)
+    return out
+
+
+def _spark_filter(f: Mapping[str, Any], positive: bool = True, depth: int = 0) -> Predicate:
     """One filter; ``positive`` is False under an odd number of NOTs.
 
     A comparison with a NULL value is unknown, and IN with a NULL among its values is unknown when it is not
@@ -70,14 +102,21 @@ def _spark_filter(f: Mapping[str, Any], positive: bool = True) -> Predicate:
     predicate that is true with an unknown part stays true whichever way the unknown is decided.
     """
     if not isinstance(f, Mapping) or "op" not in f:
-        raise InvalidInputException(f"Invalid Spark filter: expected an object with an 'op', got {f!r}")
+        raise InvalidInputException(
+            f"Invalid Spark filter: expected an object with an 'op', got {str(f)[:80]}"
+        )
     op = f["op"]
+    if depth > MAX_DEPTH:
+        raise TooDeep(
+            f"Invalid Spark filter: nested more than {MAX_DEPTH} levels deep (NOT, and AND within OR or OR "
+            "within AND)"
+        )
     try:
         if op in ("And", "Or"):
-            children = (_spark_filter(f["left"], positive), _spark_filter(f["right"], positive))
+            children = [_spark_filter(c, positive, depth + 1) for c in _operands(f)]
             return conjunction(children) if op == "And" else disjunction(children)
         if op == "Not":
-            return Not(_spark_filter(f["child"], not positive))
+            return Not(_spark_filter(f["child"], not positive, depth + 1))
         if op in ("AlwaysTrue", "AlwaysFalse"):
             return TrueP() if op == "AlwaysTrue" else FalseP()
         if op not in _SPARK_LEAVES:
@@ -127,3 +166,34 @@ def parse_spark_filters(filters: Sequence[Mapping[str, Any]]) -> Predicate:
     Like(column='k', pattern='a\\\\_b%', negated=False)
     """
     return flatten(conjunction([_spark_filter(f) for f in filters]))
+
+
+def relaxed(pred: Predicate, keys: KeySpec) -> Predicate:
+    """Spark's predicate, with each condition that gluecat cannot evaluate on these keys (a key of a type
+    that expressions do not compare, such as double or boolean; LIKE on a key that is not a string) made
+    to select every partition it might: TRUE where it stands under an even number of NOTs, FALSE under an
+    odd one. Spark evaluates all its partition filters again on the partitions the catalog returns, so
+    selecting more only narrows less, where refusing would fail the query.
+    """
+    types = {name.casefold(): glue_type for name, glue_type in keys}
+
+    def usable(p: Predicate) -> bool:
+        glue_type = types.get(getattr(p, "column", "").casefold())
+        if glue_type is None:
+            return True  # not a partition key: bind() says so
+        try:
+            kind = key_type(glue_type).kind
+        except UnsupportedKeyType:
+            return False
+        return kind == "string" or not isinstance(p, Like)
+
+    def go(p: Predicate, positive: bool) -> Predicate:
+        if isinstance(p, And | Or):
+            return type(p)(tuple(go(c, positive) for c in p.children))
+        if isinstance(p, Not):
+            return Not(go(p.child, not positive))
+        if isinstance(p, TrueP | FalseP) or usable(p):
+            return p
+        return TrueP() if positive else FalseP()
+
+    return flatten(go(pred, True))

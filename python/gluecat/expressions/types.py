@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Literal as TypingLiteral
 
@@ -30,7 +30,35 @@ class Literal:
     kind: LiteralKind = "string"
 
 
-Scalar = str | int | Decimal | date | datetime
+@dataclass(frozen=True, order=True)
+class Timestamp:
+    """A timestamp key's value to the nanosecond (a datetime stops at the microsecond): nanoseconds since
+    1970-01-01 00:00:00, as a Python int (any year, no overflow).
+
+    >>> str(Timestamp.of(datetime(2022, 1, 31, 23, 59, 59), 999_999_999))
+    '2022-01-31 23:59:59.999999999'
+    """
+
+    nanos: int
+
+    @staticmethod
+    def of(whole_seconds: datetime, fraction_nanos: int = 0) -> Timestamp:
+        seconds = (whole_seconds - _EPOCH) // timedelta(seconds=1)
+        return Timestamp(seconds * 1_000_000_000 + fraction_nanos)
+
+    def seconds(self) -> Decimal:
+        """Seconds since 1970 with the nanoseconds as nine decimal places (what the Arrow evaluator uses)."""
+        return Decimal(self.nanos).scaleb(-9)
+
+    def __str__(self) -> str:
+        seconds, nanos = divmod(self.nanos, 1_000_000_000)
+        text = (_EPOCH + timedelta(seconds=seconds)).isoformat(sep=" ")
+        return f"{text}.{nanos:09d}".rstrip("0") if nanos else text
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+Scalar = str | int | Decimal | date | Timestamp
 Value = Literal | Scalar
 
 CompareOp = TypingLiteral["=", "<>", "<", "<=", ">", ">="]
@@ -173,29 +201,32 @@ class KeyType:
 
     glue_type: str
     kind: KeyKind
-    precision: int = 0
-    scale: int = 0
 
 
 _STRING_TYPES = {"string", "char", "varchar"}
 _INTEGER_TYPES = {"int", "integer", "bigint", "long", "tinyint", "smallint"}
-# Glue documents no operators for these key types; their partition values are compared as the strings they
-# are stored as, which is what a STRING key (the crawler's default) would do.
-_STRING_COMPARED_TYPES = {"double", "float", "boolean"}
-_DECIMAL_RE = re.compile(r"decimal\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
-_SIZED_STRING_RE = re.compile(r"(char|varchar)\s*\(\s*\d+\s*\)")
+_DECIMAL_TYPE = re.compile(r"decimal\s*(?:\(\s*\d+\s*(?:,\s*\d+\s*)?\))?")
+_SIZED_STRING_TYPE = re.compile(r"(char|varchar)\s*\(\s*\d+\s*\)")
+SUPPORTED_TYPES = (
+    "string, char, varchar, int, integer, bigint, long, tinyint, smallint, decimal, date and timestamp"
+)
+
+
+class UnsupportedKeyType(InvalidInputException):
+    """A partition key of a type that partition expressions cannot compare (double, boolean, array, ...)."""
 
 
 def key_type(glue_type: str) -> KeyType:
-    """Classify a Glue column type; raise InvalidInputException for a type partition filters do not support.
+    """Classify a Glue column type; raise UnsupportedKeyType (an InvalidInputException) for a type that
+    partition expressions do not compare, as Glue refuses them (double, float and boolean included).
 
     >>> key_type("decimal(10,2)")
-    KeyType(glue_type='decimal(10,2)', kind='decimal', precision=10, scale=2)
+    KeyType(glue_type='decimal(10,2)', kind='decimal')
     >>> key_type("varchar(10)").kind
     'string'
     """
     t = glue_type.strip().lower()
-    if t in _STRING_TYPES or t in _STRING_COMPARED_TYPES or _SIZED_STRING_RE.fullmatch(t):
+    if t in _STRING_TYPES or _SIZED_STRING_TYPE.fullmatch(t):
         return KeyType(glue_type, "string")
     if t in _INTEGER_TYPES:
         return KeyType(glue_type, "integer")
@@ -203,17 +234,11 @@ def key_type(glue_type: str) -> KeyType:
         return KeyType(glue_type, "date")
     if t == "timestamp":
         return KeyType(glue_type, "timestamp")
-    m = _DECIMAL_RE.fullmatch(t)
-    if m:
-        # Hive's default for a bare DECIMAL is decimal(10,0).
-        precision = int(m.group(1)) if m.group(1) else 10
-        scale = int(m.group(2)) if m.group(2) else 0
-        if not 1 <= precision <= 38 or scale > precision:
-            raise InvalidInputException(f"Unsupported partition key type: {glue_type}")
-        return KeyType(glue_type, "decimal", precision, scale)
-    raise InvalidInputException(
-        f"Unsupported partition key type: {glue_type}; partition filters support string, char, varchar, "
-        "int, bigint, long, tinyint, smallint, decimal, date and timestamp keys"
+    if _DECIMAL_TYPE.fullmatch(t):
+        # Whatever the declared precision and scale, values compare as the exact numbers they are.
+        return KeyType(glue_type, "decimal")
+    raise UnsupportedKeyType(
+        f"type {glue_type}, which partition expressions do not support (supported: {SUPPORTED_TYPES})"
     )
 
 
@@ -222,16 +247,10 @@ def key_type(glue_type: str) -> KeyType:
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 INTEGER_VALUE = re.compile(r"[+-]?[0-9]{1,19}")
+# Hive's decimals hold at most 38 digits on either side of the point.
+DECIMAL_VALUE = re.compile(r"[+-]?[0-9]{1,38}(\.[0-9]{1,38})?")
 DATE_VALUE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
-TIMESTAMP_VALUE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?")
-
-
-def decimal_value_pattern(kt: KeyType) -> str:
-    """The strings that are exact values of decimal(p,s): at most p-s integer and s fraction digits."""
-    int_digits = kt.precision - kt.scale
-    int_part = f"[0-9]{{1,{int_digits}}}" if int_digits > 0 else "0"
-    frac_part = f"(\\.[0-9]{{1,{kt.scale}}})?" if kt.scale > 0 else ""
-    return f"[+-]?{int_part}{frac_part}"
+TIMESTAMP_VALUE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?")
 
 
 def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
@@ -244,6 +263,8 @@ def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
     (42, None)
     >>> partition_value("2020-02-30", key_type("date")) is None
     True
+    >>> partition_value("1.25", key_type("decimal"))
+    Decimal('1.25')
     """
     if text is None:
         return None
@@ -255,9 +276,7 @@ def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
         n = int(text)
         return n if INT64_MIN <= n <= INT64_MAX else None
     if kt.kind == "decimal":
-        if not re.fullmatch(decimal_value_pattern(kt), text):
-            return None
-        return Decimal(text)
+        return Decimal(text) if DECIMAL_VALUE.fullmatch(text) else None
     if kt.kind == "date":
         if not DATE_VALUE.fullmatch(text) or text.startswith("0000"):
             return None
@@ -271,8 +290,7 @@ def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
         whole = datetime.strptime(text[:19].replace("T", " "), "%Y-%m-%d %H:%M:%S")
     except ValueError:
         return None
-    fraction = text[20:]
-    return whole.replace(microsecond=int(fraction.ljust(6, "0"))) if fraction else whole
+    return Timestamp.of(whole, int(text[20:].ljust(9, "0")) if len(text) > 20 else 0)
 
 
 def like_pattern(pattern: str) -> str:

@@ -143,12 +143,25 @@ final class Partitions {
 
     static ObjectNode filter(Filter f) {
         ObjectNode node = Backend.JSON.createObjectNode();
-        if (f instanceof And a) {
-            node.put("op", "And").set("left", filter(a.left()));
-            node.set("right", filter(a.right()));
-        } else if (f instanceof Or o) {
-            node.put("op", "Or").set("left", filter(o.left()));
-            node.set("right", filter(o.right()));
+        if (f instanceof And || f instanceof Or) {
+            // A chain of one operator (a DataFrame's reduce(or) makes one thousands deep) goes flat, so
+            // that its JSON nests no deeper than its alternations of AND and OR.
+            boolean and = f instanceof And;
+            ArrayNode children = node.put("op", and ? "And" : "Or").putArray("children");
+            java.util.ArrayDeque<Filter> pending = new java.util.ArrayDeque<>();
+            pending.push(f);
+            while (!pending.isEmpty()) {
+                Filter g = pending.pop();
+                if (and && g instanceof And a) {
+                    pending.push(a.right());
+                    pending.push(a.left());
+                } else if (!and && g instanceof Or o) {
+                    pending.push(o.right());
+                    pending.push(o.left());
+                } else {
+                    children.add(filter(g));
+                }
+            }
         } else if (f instanceof Not n) {
             node.put("op", "Not").set("child", filter(n.child()));
         } else if (f instanceof EqualTo e) {
