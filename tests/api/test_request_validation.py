@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from gluecat.api import shapes
+from gluecat.api import shapes, validate
 from gluecat.errors import InvalidInputException
 
 
@@ -227,7 +227,7 @@ def test_names_and_ids() -> None:
     with pytest.raises(InvalidInputException, match="TransactionId.*letters, digits and punctuation"):
         shapes.check_transaction_id("has space")
     with pytest.raises(InvalidInputException, match="MaxResults.*at most 100"):
-        shapes.check_max_results(101, "MaxResults", 1, 100)
+        validate.request("glue", "GetTables", {"DatabaseName": "d", "MaxResults": 101})
     with pytest.raises(InvalidInputException, match="is not valid UTF-8"):
         shapes.check_name("\ud800", "Name")
     assert shapes.check_timestamp(0, "T") == datetime(1970, 1, 1, tzinfo=UTC)

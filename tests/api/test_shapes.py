@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gluecat.api import shapes
+from gluecat.api import shapes, validate
 from gluecat.errors import InvalidInputException
 
 Check = Callable[[Any], Any]
@@ -118,11 +118,16 @@ def test_names_are_checked_and_only_database_and_table_names_fold_to_lowercase()
     )
 
 
+def get_table(**params: Any) -> dict[str, Any]:
+    """GetTable's parameters, checked against the service model as every call's are."""
+    return validate.request("glue", "GetTable", {"DatabaseName": "d", "Name": "t", **params})
+
+
 def test_catalog_and_transaction_ids() -> None:
-    assert shapes.check_catalog_id(None) is None
-    assert shapes.check_catalog_id("c" * 255) == "c" * 255
-    assert_refused(shapes.check_catalog_id, "c" * 256, "CatalogId", "at most 255 bytes")
-    assert_refused(shapes.check_catalog_id, "", "CatalogId", "at least 1 byte")
+    assert "CatalogId" not in get_table(CatalogId=None)
+    assert get_table(CatalogId="c" * 255)["CatalogId"] == "c" * 255
+    assert_refused(lambda v: get_table(CatalogId=v), "c" * 256, "CatalogId", "at most 255 bytes")
+    assert_refused(lambda v: get_table(CatalogId=v), "", "CatalogId", "at least 1 byte")
     assert shapes.check_transaction_id("tx-1.2:3") == "tx-1.2:3"
     assert shapes.check_transaction_id("t" * 255) == "t" * 255
     assert_refused(shapes.check_transaction_id, "t" * 256, "TransactionId", "at most 255 bytes")
@@ -151,13 +156,14 @@ def test_integers(value: Any, rule: str) -> None:
 
 
 def test_max_results_bounds() -> None:
-    assert shapes.check_max_results(1, "MaxResults", 1, 100) == 1
-    assert shapes.check_max_results(100, "MaxResults", 1, 100) == 100
-    assert shapes.check_max_results(None, "MaxResults", 1, 100) is None
-    assert_refused(lambda v: shapes.check_max_results(v, "MaxResults", 1, 100), 0, "MaxResults", "at least 1")
-    assert_refused(
-        lambda v: shapes.check_max_results(v, "MaxResults", 1, 100), 101, "MaxResults", "at most 100"
-    )
+    def get_tables(max_results: Any) -> Any:
+        return validate.request("glue", "GetTables", {"DatabaseName": "d", "MaxResults": max_results})
+
+    assert get_tables(1)["MaxResults"] == 1
+    assert get_tables(100)["MaxResults"] == 100
+    assert "MaxResults" not in get_tables(None)
+    assert_refused(get_tables, 0, "MaxResults", "at least 1")
+    assert_refused(get_tables, 101, "MaxResults", "at most 100")
 
 
 def test_booleans() -> None:
@@ -259,10 +265,9 @@ def test_string_lists() -> None:
 
 
 def test_unknown_keyword_arguments_are_named() -> None:
-    shapes.reject_unknown({"Name": "t", "CatalogId": None}, {"Name", "CatalogId"}, "GetTable")
-    message = refusal(lambda kw: shapes.reject_unknown(kw, {"Name", "CatalogId"}, "GetTable"), {"Nmae": "t"})
+    message = refusal(lambda kw: validate.request("glue", "GetTable", kw), {"Nmae": "t"})
     assert message.startswith("GetTable: unknown parameter 'Nmae'")
-    assert "CatalogId, Name" in message
+    assert "CatalogId, DatabaseName" in message
 
 
 # -- TableInput and what it holds ----------------------------------------------------------------

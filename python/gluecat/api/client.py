@@ -13,7 +13,6 @@ from typing import Any, NoReturn
 
 import pyarrow.fs as pafs
 
-from gluecat.api import shapes
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
@@ -77,6 +76,8 @@ class Catalog(ServiceClient, PartitionOperations):
         return self.store.latest().version
 
     # -- databases -----------------------------------------------------------------------------
+    # Every parameter arrives checked against the service model (gluecat.api.operation); what is left
+    # here are the rules between parameters and the catalog's own.
 
     @operation("CreateDatabase")
     def create_database(
@@ -87,14 +88,13 @@ class Catalog(ServiceClient, PartitionOperations):
         Tags: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        shapes.check_parameters(Tags, "Tags")
-        databases.create_database(self._ctx, shapes.check_database_input(DatabaseInput))
+        databases.create_database(self._ctx, DatabaseInput)
         return response()
 
     @operation("GetDatabase")
     def get_database(self, *, Name: str, CatalogId: str | None = None) -> dict[str, Any]:
         self._catalog(CatalogId)
-        return response(databases.get_database(self._ctx, shapes.check_db_or_table_name(Name, "Name")))
+        return response(databases.get_database(self._ctx, Name.lower()))
 
     @operation("GetDatabases")
     def get_databases(
@@ -107,15 +107,13 @@ class Catalog(ServiceClient, PartitionOperations):
         AttributesToGet: list[str] | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        max_results = shapes.check_max_results(MaxResults, "MaxResults", 1, 100)
-        if ResourceShareType not in (None, "ALL", "FOREIGN", "FEDERATED"):
-            _invalid("ResourceShareType", "must be one of ALL, FOREIGN, FEDERATED")
         if ResourceShareType in ("FOREIGN", "FEDERATED"):
             return response({"DatabaseList": []})  # nothing is shared into this catalog
-        out = databases.get_databases(self._ctx, NextToken, max_results)
+        out = databases.get_databases(self._ctx, NextToken, MaxResults)
         if AttributesToGet is not None:
-            wanted = set(shapes.check_string_list(AttributesToGet, "AttributesToGet") or []) | {"Name"}
-            out["DatabaseList"] = [{k: v for k, v in d.items() if k in wanted} for d in out["DatabaseList"]]
+            out["DatabaseList"] = [
+                _attributes(d, AttributesToGet, _DATABASE_ATTRIBUTES) for d in out["DatabaseList"]
+            ]
         return response(out)
 
     @operation("UpdateDatabase")
@@ -123,14 +121,13 @@ class Catalog(ServiceClient, PartitionOperations):
         self, *, Name: str, DatabaseInput: dict[str, Any], CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        name = shapes.check_db_or_table_name(Name, "Name")
-        databases.update_database(self._ctx, name, shapes.check_database_input(DatabaseInput))
+        databases.update_database(self._ctx, Name.lower(), DatabaseInput)
         return response()
 
     @operation("DeleteDatabase")
     def delete_database(self, *, Name: str, CatalogId: str | None = None) -> dict[str, Any]:
         self._catalog(CatalogId)
-        databases.delete_database(self._ctx, shapes.check_db_or_table_name(Name, "Name"))
+        databases.delete_database(self._ctx, Name.lower())
         return response()
 
     # -- tables --------------------------------------------------------------------------------
@@ -147,13 +144,13 @@ class Catalog(ServiceClient, PartitionOperations):
         OpenTableFormatInput: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        table_input = shapes.check_table_input(TableInput)
-        indexes = self._index_descriptors(table_input, PartitionIndexes)
-        self._transaction(TransactionId)
+        indexes = self._index_descriptors(TableInput, PartitionIndexes)
+        self._ctx.check_transaction(TransactionId)
         if OpenTableFormatInput is not None:
-            _invalid("OpenTableFormatInput", "open table formats (Iceberg) are not supported by gluecat")
-        tables.create_table(self._ctx, db, table_input, indexes)
+            raise InvalidInputException(
+                "OpenTableFormatInput: open table formats (Iceberg) are not supported by gluecat"
+            )
+        tables.create_table(self._ctx, DatabaseName.lower(), TableInput, indexes)
         return response()
 
     @operation("UpdateTable")
@@ -166,20 +163,12 @@ class Catalog(ServiceClient, PartitionOperations):
         SkipArchive: bool | None = None,
         TransactionId: str | None = None,
         VersionId: str | None = None,
-        ViewUpdateAction: str | None = None,
-        Force: bool | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        table_input = shapes.check_table_input(TableInput)
-        skip = bool(shapes.check_bool(SkipArchive, "SkipArchive"))
-        version = shapes.check_string(
-            VersionId, "VersionId", min_bytes=1, max_bytes=255, pattern="single_line"
+        self._ctx.check_transaction(TransactionId)
+        tables.update_table(
+            self._ctx, DatabaseName.lower(), TableInput, skip_archive=bool(SkipArchive), version_id=VersionId
         )
-        if ViewUpdateAction is not None or Force is not None:
-            _invalid("ViewUpdateAction", "multi-dialect views are not supported by gluecat")
-        self._transaction(TransactionId)
-        tables.update_table(self._ctx, db, table_input, skip_archive=skip, version_id=version)
         return response()
 
     @operation("DeleteTable")
@@ -187,10 +176,8 @@ class Catalog(ServiceClient, PartitionOperations):
         self, *, DatabaseName: str, Name: str, CatalogId: str | None = None, TransactionId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(Name, "Name")
-        self._transaction(TransactionId)
-        tables.delete_table(self._ctx, db, name)
+        self._ctx.check_transaction(TransactionId)
+        tables.delete_table(self._ctx, DatabaseName.lower(), Name.lower())
         return response()
 
     @operation("BatchDeleteTable")
@@ -203,21 +190,9 @@ class Catalog(ServiceClient, PartitionOperations):
         TransactionId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        names = shapes.check_string_list(
-            TablesToDelete,
-            "TablesToDelete",
-            max_items=100,
-            item_min_bytes=1,
-            item_max_bytes=255,
-            item_pattern="single_line",
-        )
-        self._transaction(TransactionId)
-        return response(
-            tables.batch_delete_table(
-                self._ctx, db, [n.lower() for n in _required_list(names, "TablesToDelete")]
-            )
-        )
+        self._ctx.check_transaction(TransactionId)
+        names = [n.lower() for n in TablesToDelete]
+        return response(tables.batch_delete_table(self._ctx, DatabaseName.lower(), names))
 
     @operation("GetTable")
     def get_table(
@@ -231,12 +206,8 @@ class Catalog(ServiceClient, PartitionOperations):
         IncludeStatusDetails: bool | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(Name, "Name")
-        as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
-        shapes.check_bool(IncludeStatusDetails, "IncludeStatusDetails")
-        tx = shapes.check_transaction_id(TransactionId)
-        return response(tables.get_table(self._ctx, db, name, as_of, tx))
+        db, name = DatabaseName.lower(), Name.lower()
+        return response(tables.get_table(self._ctx, db, name, QueryAsOfTime, TransactionId))
 
     @operation("GetTables")
     def get_tables(
@@ -253,16 +224,12 @@ class Catalog(ServiceClient, PartitionOperations):
         AttributesToGet: list[str] | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        expression = shapes.check_string(Expression, "Expression", max_bytes=2048, pattern="single_line")
-        max_results = shapes.check_max_results(MaxResults, "MaxResults", 1, 100)
-        as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
-        shapes.check_bool(IncludeStatusDetails, "IncludeStatusDetails")
-        tx = shapes.check_transaction_id(TransactionId)
-        out = tables.get_tables(self._ctx, db, expression, NextToken, max_results, as_of, tx)
+        db = DatabaseName.lower()
+        out = tables.get_tables(
+            self._ctx, db, Expression, NextToken, MaxResults, QueryAsOfTime, TransactionId
+        )
         if AttributesToGet is not None:
-            wanted = set(shapes.check_string_list(AttributesToGet, "AttributesToGet") or []) | {"Name"}
-            out["TableList"] = [{k: v for k, v in t.items() if k in wanted} for t in out["TableList"]]
+            out["TableList"] = [_attributes(t, AttributesToGet, _TABLE_ATTRIBUTES) for t in out["TableList"]]
         return response(out)
 
     @operation("GetTableVersion")
@@ -270,10 +237,9 @@ class Catalog(ServiceClient, PartitionOperations):
         self, *, DatabaseName: str, TableName: str, CatalogId: str | None = None, VersionId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        vid = shapes.check_string(VersionId, "VersionId", min_bytes=1, max_bytes=255, pattern="single_line")
-        return response(tables.get_table_version(self._ctx, db, name, vid))
+        return response(
+            tables.get_table_version(self._ctx, DatabaseName.lower(), TableName.lower(), VersionId)
+        )
 
     @operation("GetTableVersions")
     def get_table_versions(
@@ -286,22 +252,15 @@ class Catalog(ServiceClient, PartitionOperations):
         MaxResults: int | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        max_results = shapes.check_max_results(MaxResults, "MaxResults", 1, 100)
-        return response(tables.get_table_versions(self._ctx, db, name, NextToken, max_results))
+        db, name = DatabaseName.lower(), TableName.lower()
+        return response(tables.get_table_versions(self._ctx, db, name, NextToken, MaxResults))
 
     @operation("DeleteTableVersion")
     def delete_table_version(
         self, *, DatabaseName: str, TableName: str, VersionId: str, CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        vid = shapes.check_string(
-            VersionId, "VersionId", min_bytes=1, max_bytes=255, pattern="single_line", required=True
-        )
-        tables.delete_table_version(self._ctx, db, name, str(vid))
+        tables.delete_table_version(self._ctx, DatabaseName.lower(), TableName.lower(), VersionId)
         return response()
 
     @operation("BatchDeleteTableVersion")
@@ -309,19 +268,8 @@ class Catalog(ServiceClient, PartitionOperations):
         self, *, DatabaseName: str, TableName: str, VersionIds: list[str], CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        vids = shapes.check_string_list(
-            VersionIds,
-            "VersionIds",
-            max_items=100,
-            item_min_bytes=1,
-            item_max_bytes=255,
-            item_pattern="single_line",
-        )
-        return response(
-            tables.batch_delete_table_version(self._ctx, db, name, _required_list(vids, "VersionIds"))
-        )
+        db, name = DatabaseName.lower(), TableName.lower()
+        return response(tables.batch_delete_table_version(self._ctx, db, name, VersionIds))
 
     @operation("SearchTables")
     def search_tables(
@@ -337,21 +285,14 @@ class Catalog(ServiceClient, PartitionOperations):
         IncludeStatusDetails: bool | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        filters = shapes.check_property_predicates(Filters, "Filters") or []
-        text = shapes.check_string(SearchText, "SearchText", max_bytes=1024)
-        sort = shapes.check_sort_criteria(SortCriteria, "SortCriteria") or []
-        max_results = shapes.check_max_results(MaxResults, "MaxResults", 1, 1000)
-        if ResourceShareType not in (None, "ALL", "FOREIGN", "FEDERATED"):
-            _invalid("ResourceShareType", "must be one of FOREIGN, ALL, FEDERATED")
-        shapes.check_bool(IncludeStatusDetails, "IncludeStatusDetails")
         return response(
             search.search_tables(
                 self._ctx,
-                filters=filters,
-                search_text=text,
-                sort_criteria=sort,
+                filters=Filters or [],
+                search_text=SearchText,
+                sort_criteria=SortCriteria or [],
                 next_token=NextToken,
-                max_results=max_results,
+                max_results=MaxResults,
                 resource_share_type=ResourceShareType,
             )
         )
@@ -363,19 +304,8 @@ class Catalog(ServiceClient, PartitionOperations):
         self, *, DatabaseName: str, TableName: str, ColumnNames: list[str], CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        cols = shapes.check_string_list(
-            ColumnNames,
-            "ColumnNames",
-            max_items=100,
-            item_min_bytes=1,
-            item_max_bytes=255,
-            item_pattern="single_line",
-        )
-        return response(
-            statistics.get_column_statistics(self._ctx, db, name, _required_list(cols, "ColumnNames"))
-        )
+        db, name = DatabaseName.lower(), TableName.lower()
+        return response(statistics.get_column_statistics(self._ctx, db, name, ColumnNames))
 
     @operation("UpdateColumnStatisticsForTable")
     def update_column_statistics_for_table(
@@ -387,33 +317,18 @@ class Catalog(ServiceClient, PartitionOperations):
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        if not isinstance(ColumnStatisticsList, list):
-            _invalid("ColumnStatisticsList", "must be a list")
-        if len(ColumnStatisticsList) > 25:
-            _invalid("ColumnStatisticsList", f"has {len(ColumnStatisticsList)} items; at most 25 are allowed")
-        stats = [
-            shapes.check_column_statistics(s, f"ColumnStatisticsList[{i}]")
-            for i, s in enumerate(ColumnStatisticsList)
-        ]
-        return response(statistics.update_column_statistics(self._ctx, db, name, stats))
+        db, name = DatabaseName.lower(), TableName.lower()
+        return response(statistics.update_column_statistics(self._ctx, db, name, ColumnStatisticsList))
 
     @operation("DeleteColumnStatisticsForTable")
     def delete_column_statistics_for_table(
         self, *, DatabaseName: str, TableName: str, ColumnName: str, CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
-        name = shapes.check_db_or_table_name(TableName, "TableName")
-        col = shapes.check_name(ColumnName, "ColumnName")
-        statistics.delete_column_statistics(self._ctx, db, name, col)
+        statistics.delete_column_statistics(self._ctx, DatabaseName.lower(), TableName.lower(), ColumnName)
         return response()
 
     # -- helpers -------------------------------------------------------------------------------
-
-    def _transaction(self, transaction_id: str | None) -> None:
-        self._ctx.check_transaction(shapes.check_transaction_id(transaction_id))
 
     def _index_descriptors(
         self, table_input: dict[str, Any], partition_indexes: list[dict[str, Any]] | None
@@ -421,8 +336,6 @@ class Catalog(ServiceClient, PartitionOperations):
         """CreateTable's PartitionIndexes: at most 3, on partition keys; ACTIVE at once (nothing to backfill)."""
         if partition_indexes is None:
             return []
-        if not isinstance(partition_indexes, list):
-            _invalid("PartitionIndexes", "must be a list")
         if len(partition_indexes) > self._ctx.limits.indexes_per_table:
             _invalid(
                 "PartitionIndexes",
@@ -432,8 +345,7 @@ class Catalog(ServiceClient, PartitionOperations):
 
         seen: set[str] = set()
         out = []
-        for i, raw in enumerate(partition_indexes):
-            index = shapes.check_partition_index(raw, f"PartitionIndexes[{i}]")
+        for i, index in enumerate(partition_indexes):
             if index["IndexName"] in seen:
                 _invalid(f"PartitionIndexes[{i}].IndexName", f"{index['IndexName']!r} is used twice")
             seen.add(index["IndexName"])
@@ -445,10 +357,16 @@ def _invalid(field: str, why: str) -> NoReturn:
     raise InvalidInputException(f"{field}: {why}")
 
 
-def _required_list(value: list[str] | None, field: str) -> list[str]:
-    if value is None:
-        _invalid(field, "is required")
-    return value
+_DATABASE_ATTRIBUTES = {"NAME": "Name", "TARGET_DATABASE": "TargetDatabase"}
+_TABLE_ATTRIBUTES = {"NAME": "Name", "TABLE_TYPE": "TableType"}
+
+
+def _attributes(doc: dict[str, Any], wanted: list[str], names: dict[str, str]) -> dict[str, Any]:
+    """AttributesToGet: only the members named (NAME always), as Glue answers; DEFAULT is everything."""
+    if "DEFAULT" in wanted:
+        return doc
+    keep = {names[a] for a in wanted if a in names} | {"Name"}
+    return {k: v for k, v in doc.items() if k in keep}
 
 
 def _default_principal() -> str:

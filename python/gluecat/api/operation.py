@@ -1,4 +1,4 @@
-"""The edge every API call passes: argument binding, error translation, response metadata."""
+"""The edge every API call passes: parameter events, validation, error naming, response metadata."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, ParamSpec, TypeVar
 
+from gluecat.api import model, validate
 from gluecat.errors import GlueError, InvalidInputException
 
 P = ParamSpec("P")
@@ -28,34 +29,38 @@ def response(body: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def operation(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
-    """Mark a method as the Glue operation ``name``.
+    """Mark a method of a client (gluecat.api.service.ServiceClient) as the operation ``name``.
 
-    Arguments are bound before the call so that an unknown or missing parameter is an
-    InvalidInputException naming it (boto3 refuses such calls too), and every GlueError raised inside
-    carries the operation's name, as botocore's errors do.
+    A call's parameters are checked against the operation's input shape in the client's service model
+    (gluecat.api.validate) and the method gets the checked, normalized copy; a parameter the model has
+    but gluecat does not take is refused by name. gluecat's own operations, which the model does not
+    hold, are checked against the method's signature. Every GlueError raised inside carries the
+    operation's name, as botocore's errors do.
     """
 
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         sig = inspect.signature(fn)
         params = list(sig.parameters.values())
-        # A method of self and keyword-only parameters binds when the call names a subset of them that
-        # holds the required ones: two set comparisons instead of Signature.bind (a tenth of the time).
-        plain = bool(params) and params[0].kind is params[0].POSITIONAL_OR_KEYWORD
-        plain = plain and all(p.kind is p.KEYWORD_ONLY for p in params[1:])
-        keyword = frozenset(p.name for p in params[1:])
-        required = frozenset(p.name for p in params[1:] if p.default is p.empty)
+        keyword = frozenset(p.name for p in params[1:] if p.kind is p.KEYWORD_ONLY)
+        required = frozenset(p.name for p in params[1:] if p.kind is p.KEYWORD_ONLY and p.default is p.empty)
 
         @functools.wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            meta = getattr(args[0], "meta", None) if args else None
-            if meta is not None and meta.events.listened:
-                kwargs = _emit_params(args[0], name, kwargs)  # type: ignore[assignment]
-            if not (plain and len(args) == 1 and required <= kwargs.keys() <= keyword):
-                try:
-                    sig.bind(*args, **kwargs)
-                except TypeError as e:
-                    raise InvalidInputException(_binding_message(str(e)), operation_name=name) from None
             try:
+                if len(args) != 1:
+                    raise InvalidInputException(
+                        f"{name}: parameters must be passed by keyword (e.g. DatabaseName=...)"
+                    )
+                client = args[0]
+                service = client.SERVICE  # type: ignore[attr-defined]
+                if client.meta.events.listened:  # type: ignore[attr-defined]
+                    kwargs = _emit_params(client, service, name, kwargs)  # type: ignore[assignment]
+                if _modeled(service, name):
+                    kwargs = validate.request(service, name, kwargs)  # type: ignore[assignment]
+                    for member in kwargs.keys() - keyword:
+                        raise InvalidInputException(f"{member}: not supported by gluecat")
+                else:
+                    _bind(name, kwargs, keyword, required)
                 return fn(*args, **kwargs)
             except GlueError as e:
                 if e.operation_name is None:
@@ -68,15 +73,25 @@ def operation(name: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
     return wrap
 
 
-def _emit_params(client: Any, name: str, params: dict[str, Any]) -> dict[str, Any]:
+@functools.cache
+def _modeled(service: str, name: str) -> bool:
+    return name in model.service_model(service).operation_names
+
+
+def _bind(name: str, kwargs: dict[str, Any], keyword: frozenset[str], required: frozenset[str]) -> None:
+    unknown = sorted(str(k) for k in kwargs if k not in keyword)
+    if unknown:
+        raise InvalidInputException(
+            f"{name}: unknown parameter {unknown[0]!r}; valid parameters are {', '.join(sorted(keyword))}"
+        )
+    for missing in sorted(required - kwargs.keys()):
+        raise InvalidInputException(f"{missing}: is required")
+
+
+def _emit_params(client: Any, service: str, name: str, params: dict[str, Any]) -> dict[str, Any]:
     """boto3's two parameter events, so that handlers registered on ``client.meta.events`` (e.g.
     pyiceberg's, which adds a CatalogId to every call) see and may change the parameters."""
-    from gluecat.api import model
-
-    service = client.SERVICE
-    op_model = (
-        model.operation_model(service, name) if name in model.service_model(service).operation_names else None
-    )
+    op_model = model.operation_model(service, name) if _modeled(service, name) else None
     service_id = model.service_model(service).service_id.hyphenize()
     events = client.meta.events
     responses = events.emit(
@@ -85,15 +100,3 @@ def _emit_params(client: Any, name: str, params: dict[str, Any]) -> dict[str, An
     params = next((r for _, r in responses if r is not None), params)
     events.emit(f"before-parameter-build.{service_id}.{name}", params=params, model=op_model, context={})
     return params
-
-
-def _binding_message(text: str) -> str:
-    # Python says "missing a required argument: 'DatabaseName'" or "got an unexpected keyword
-    # argument 'Foo'"; say it as a parameter problem.
-    if "missing" in text:
-        return "Missing required parameter " + text.split(":", 1)[-1].strip()
-    if "unexpected keyword" in text:
-        return "Unknown parameter " + text.rsplit(" ", 1)[-1].strip()
-    if "positional" in text:
-        return "parameters must be passed by keyword (e.g. DatabaseName=...)"
-    return text

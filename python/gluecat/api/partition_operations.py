@@ -20,25 +20,11 @@ def _invalid(field: str, why: str) -> NoReturn:
     raise InvalidInputException(f"{field}: {why}")
 
 
-def _list(value: Any, field: str, limit: int) -> list[Any]:
-    if not isinstance(value, list):
-        _invalid(field, "is required and must be a list")
-    if len(value) > limit:
-        _invalid(field, f"has {len(value)} items; at most {limit} are allowed")
-    return value
-
-
 class PartitionOperations:
     _ctx: Context
 
     def _catalog(self, catalog_id: str | None) -> None:
-        self._ctx.check_catalog_id(shapes.check_catalog_id(catalog_id))
-
-    def _names(self, database: Any, table: Any, table_field: str = "TableName") -> tuple[str, str]:
-        return (
-            shapes.check_db_or_table_name(database, "DatabaseName"),
-            shapes.check_db_or_table_name(table, table_field),
-        )
+        self._ctx.check_catalog_id(catalog_id)
 
     @operation("CreatePartition")
     def create_partition(
@@ -50,8 +36,7 @@ class PartitionOperations:
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        partitions.create_partition(self._ctx, db, table, shapes.check_partition_input(PartitionInput))
+        partitions.create_partition(self._ctx, DatabaseName.lower(), TableName.lower(), PartitionInput)
         return response()
 
     @operation("BatchCreatePartition")
@@ -64,10 +49,8 @@ class PartitionOperations:
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        items = _list(PartitionInputList, "PartitionInputList", 100)
-        parts = shapes.check_partition_inputs(items, "PartitionInputList")
-        return response(partitions.batch_create_partition(self._ctx, db, table, parts))
+        db, table = DatabaseName.lower(), TableName.lower()
+        return response(partitions.batch_create_partition(self._ctx, db, table, PartitionInputList))
 
     @operation("UpdatePartition")
     def update_partition(
@@ -80,10 +63,8 @@ class PartitionOperations:
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        values = _values(PartitionValueList, "PartitionValueList")
-        part = shapes.check_partition_input(PartitionInput)
-        partitions.update_partition(self._ctx, db, table, values, part)
+        db, table = DatabaseName.lower(), TableName.lower()
+        partitions.update_partition(self._ctx, db, table, PartitionValueList, PartitionInput)
         return response()
 
     @operation("DeletePartition")
@@ -91,8 +72,7 @@ class PartitionOperations:
         self, *, DatabaseName: str, TableName: str, PartitionValues: list[str], CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        partitions.delete_partition(self._ctx, db, table, _values(PartitionValues, "PartitionValues"))
+        partitions.delete_partition(self._ctx, DatabaseName.lower(), TableName.lower(), PartitionValues)
         return response()
 
     @operation("BatchDeletePartition")
@@ -105,11 +85,8 @@ class PartitionOperations:
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        items = _list(PartitionsToDelete, "PartitionsToDelete", 25)
-        values = [
-            shapes.check_partition_value_list(p, f"PartitionsToDelete[{i}]") for i, p in enumerate(items)
-        ]
+        db, table = DatabaseName.lower(), TableName.lower()
+        values = [p["Values"] for p in PartitionsToDelete]
         return response(partitions.batch_delete_partition(self._ctx, db, table, values))
 
     @operation("GetPartition")
@@ -117,10 +94,8 @@ class PartitionOperations:
         self, *, DatabaseName: str, TableName: str, PartitionValues: list[str], CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        return response(
-            partitions.get_partition(self._ctx, db, table, _values(PartitionValues, "PartitionValues"))
-        )
+        db, table = DatabaseName.lower(), TableName.lower()
+        return response(partitions.get_partition(self._ctx, db, table, PartitionValues))
 
     @operation("BatchGetPartition")
     def batch_get_partition(
@@ -132,9 +107,8 @@ class PartitionOperations:
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        items = _list(PartitionsToGet, "PartitionsToGet", 1000)
-        values = [shapes.check_partition_value_list(p, f"PartitionsToGet[{i}]") for i, p in enumerate(items)]
+        db, table = DatabaseName.lower(), TableName.lower()
+        values = [p["Values"] for p in PartitionsToGet]
         return response(partitions.batch_get_partition(self._ctx, db, table, values))
 
     @operation("GetPartitions")
@@ -153,27 +127,20 @@ class PartitionOperations:
         QueryAsOfTime: datetime | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        expression = shapes.check_expression(Expression, "Expression")
-        segment = shapes.check_segment(Segment) if Segment is not None else None
-        max_results = shapes.check_max_results(MaxResults, "MaxResults", 1, 1000)
-        exclude = bool(shapes.check_bool(ExcludeColumnSchema, "ExcludeColumnSchema"))
-        as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
-        tx = shapes.check_transaction_id(TransactionId)
-        if as_of is not None and tx is not None:
+        if QueryAsOfTime is not None and TransactionId is not None:
             _invalid("QueryAsOfTime", "cannot be specified along with TransactionId")
-        self._ctx.check_transaction(tx)
+        self._ctx.check_transaction(TransactionId)
         return response(
             partitions.get_partitions(
                 self._ctx,
-                db,
-                table,
-                expression=expression,
+                DatabaseName.lower(),
+                TableName.lower(),
+                expression=Expression,
                 next_token=NextToken,
-                segment=segment,
-                max_results=max_results,
-                exclude_column_schema=exclude,
-                as_of=as_of,
+                segment=Segment,
+                max_results=MaxResults,
+                exclude_column_schema=bool(ExcludeColumnSchema),
+                as_of=QueryAsOfTime,
             )
         )
 
@@ -189,8 +156,7 @@ class PartitionOperations:
         CatalogId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        indexes.create_partition_index(self._ctx, db, table, shapes.check_partition_index(PartitionIndex))
+        indexes.create_partition_index(self._ctx, DatabaseName.lower(), TableName.lower(), PartitionIndex)
         return response()
 
     @operation("DeletePartitionIndex")
@@ -198,8 +164,7 @@ class PartitionOperations:
         self, *, DatabaseName: str, TableName: str, IndexName: str, CatalogId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
-        indexes.delete_partition_index(self._ctx, db, table, shapes.check_name(IndexName, "IndexName"))
+        indexes.delete_partition_index(self._ctx, DatabaseName.lower(), TableName.lower(), IndexName)
         return response()
 
     @operation("GetPartitionIndexes")
@@ -207,7 +172,7 @@ class PartitionOperations:
         self, *, DatabaseName: str, TableName: str, CatalogId: str | None = None, NextToken: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        db, table = self._names(DatabaseName, TableName)
+        db, table = DatabaseName.lower(), TableName.lower()
         return response(indexes.get_partition_indexes(self._ctx, db, table, NextToken))
 
     # -- gluecat's own bulk calls (not in boto3) ------------------------------------------------
@@ -217,7 +182,7 @@ class PartitionOperations:
         self, *, DatabaseName: str, TableName: str, Expression: str | None = None
     ) -> dict[str, Any]:
         """Which partition index GetPartitions would use for ``Expression``, its key ranges, the residual."""
-        db, table = self._names(DatabaseName, TableName)
+        db, table = _names(DatabaseName, TableName)
         return partitions.explain(self._ctx, db, table, shapes.check_expression(Expression, "Expression"))
 
     @operation("GetPartitionsArrow")
@@ -235,7 +200,7 @@ class PartitionOperations:
         ``SparkFilters`` (instead of an Expression) are Spark's pushed source filters as JSON trees, ANDed
         (gluecat.expressions.spark describes the form). ``QueryAsOfTime`` reads the partitions as they were.
         """
-        db, table = self._names(DatabaseName, TableName)
+        db, table = _names(DatabaseName, TableName)
         expression = shapes.check_expression(Expression, "Expression")
         as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
         if SparkFilters is not None and expression:
@@ -254,7 +219,7 @@ class PartitionOperations:
         identities) can be relabelled instead of re-derived. ``excluding`` names commits the caller
         has already applied to its copy.
         """
-        db, name = self._names(database, table)
+        db, name = _names(database, table)
         return partitions.partitions_unchanged_since(self._ctx, db, name, version, excluding)
 
     @operation("CommitPartitions")
@@ -273,13 +238,21 @@ class PartitionOperations:
         The response's CommitVersion is the warehouse version of this commit; the state before it was
         CommitVersion - 1 exactly (no other commit came in between).
         """
-        db, table = self._names(DatabaseName, TableName)
+        db, table = _names(DatabaseName, TableName)
         add = shapes.check_partition_inputs(list(Add or []), "Add")
         drop = [_values(v, f"Drop[{i}]") for i, v in enumerate(Drop or [])]
         based_on = partitions.commit_partitions(
             self._ctx, db, table, add, drop, if_not_exists=bool(IfNotExists), if_exists=bool(IfExists)
         )
         return response({"CommitVersion": based_on + 1})
+
+
+def _names(database: Any, table: Any) -> tuple[str, str]:
+    """The database and table names of gluecat's own calls (which the service model does not check)."""
+    return (
+        shapes.check_db_or_table_name(database, "DatabaseName"),
+        shapes.check_db_or_table_name(table, "TableName"),
+    )
 
 
 def _values(value: Any, field: str) -> list[str]:

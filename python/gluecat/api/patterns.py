@@ -15,22 +15,27 @@ from typing import Any, Literal, NoReturn
 
 from gluecat.errors import InvalidInputException
 
-Pattern = Literal["single_line", "multi_line", "custom11"] | None
+Pattern = Literal["single_line", "multi_line", "custom11", "custom12"] | None
 
 # Glue's service-model classes. A str decoded from valid UTF-8 never holds a surrogate, so the
 # surrogate-pair alternative of the model becomes the astral range; lone surrogates are refused earlier.
 _SINGLE_LINE = re.compile("[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\t]*")
 _MULTI_LINE = re.compile("[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\r\n\t]*")
+_UUID = re.compile("[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}")
 _PATTERN_NAMES = {
     "single_line": "the single-line string pattern (no control characters but tab)",
     "multi_line": "the URI address multi-line string pattern (no control characters but tab, CR and LF)",
     "custom11": "Custom string pattern #11 (letters, digits and punctuation only)",
+    "custom12": "Custom string pattern #12 (a lowercase UUID)",
 }
 
 INT32_MAX = 2**31 - 1
 INT32_MIN = -(2**31)
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
+
+
+_LINES = (None, "single_line", "multi_line")
 
 
 def invalid(field: str, why: str) -> NoReturn:
@@ -42,6 +47,8 @@ def matches(value: str, pattern: Pattern) -> bool:
         return _SINGLE_LINE.fullmatch(value) is not None
     if pattern == "multi_line":
         return _MULTI_LINE.fullmatch(value) is not None
+    if pattern == "custom12":
+        return _UUID.fullmatch(value) is not None
     if pattern == "custom11":
         # [\p{L}\p{N}\p{P}]: Python's re has no Unicode property classes.
         return all(unicodedata.category(c)[0] in "LNP" for c in value)
@@ -64,7 +71,7 @@ def check_text(
     """A present string. A pattern error quotes the value unless ``show_value`` is False (for a map key,
     whose field path already quotes it)."""
     # Most text is printable ASCII: one byte a character, and inside both line patterns.
-    if type(value) is str and pattern != "custom11" and value.isascii() and value.isprintable():
+    if type(value) is str and pattern in _LINES and value.isascii() and value.isprintable():
         n = len(value)
         if n >= min_bytes and (max_bytes is None or n <= max_bytes):
             return value
@@ -130,12 +137,6 @@ def check_int(
     return int(value)
 
 
-def required_int(value: Any, field: str, *, min: int | None = None, max: int | None = None) -> int:
-    out = check_int(value, field, min=min, max=max, required=True)
-    assert out is not None
-    return out
-
-
 def check_number(value: Any, field: str, *, min: float | None = None, required: bool = False) -> float | None:
     """A Glue Double: any finite int or float (not bool), returned as float."""
     if value is None:
@@ -192,20 +193,6 @@ def check_timestamp(value: Any, field: str, *, required: bool = False) -> dateti
     return datetime(ts.year, ts.month, ts.day, ts.hour, ts.minute, ts.second, ts.microsecond, tzinfo=UTC)
 
 
-def required_timestamp(value: Any, field: str) -> datetime:
-    out = check_timestamp(value, field, required=True)
-    assert out is not None
-    return out
-
-
-def check_max_results(value: Any, field: str, lo: int, hi: int) -> int | None:
-    return check_int(value, field, min=lo, max=hi)
-
-
-def check_catalog_id(value: Any) -> str | None:
-    return check_string(value, "CatalogId", min_bytes=1, max_bytes=255, pattern="single_line")
-
-
 def check_transaction_id(value: Any) -> str | None:
     return check_string(value, "TransactionId", min_bytes=1, max_bytes=255, pattern="custom11")
 
@@ -217,14 +204,3 @@ def check_enum(value: Any, field: str, allowed: tuple[str, ...]) -> str:
         choices = f"{', '.join(allowed[:-1])} or {allowed[-1]}" if len(allowed) > 1 else allowed[0]
         invalid(field, f"{text[:40]!r} is not one of {choices}")
     return text
-
-
-def reject_unknown(kwargs: dict[str, Any], allowed: set[str], operation: str) -> None:
-    """Refuse a keyword argument the operation does not take, as boto3 refuses unknown parameters."""
-    unknown = sorted((str(k) for k in kwargs if k not in allowed), key=str)
-    if unknown:
-        raise InvalidInputException(
-            f"{operation}: unknown parameter {unknown[0]!r}"
-            + (f" (and {', '.join(repr(u) for u in unknown[1:])})" if unknown[1:] else "")
-            + f"; valid parameters are {', '.join(sorted(allowed))}"
-        )

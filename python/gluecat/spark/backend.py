@@ -58,7 +58,7 @@ def _pushable(spark_filter: dict[str, Any]) -> bool:
 
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
     """The TableInput that recreates a table as GetTable returned it."""
-    return {k: table[k] for k in shapes.TABLE_INPUT_FIELDS if k in table}
+    return {k: table[k] for k in shapes.table_input_fields() if k in table}
 
 
 def _visible(path: str) -> bool:
@@ -430,7 +430,7 @@ class Backend:
             DatabaseName=args["new_database"], TableInput=new, PartitionIndexes=new_indexes or None
         )
         parts = [
-            {k: p[k] for k in shapes.PARTITION_INPUT_FIELDS if k in p}
+            {k: p[k] for k in shapes.partition_input_fields() if k in p}
             for p in every(
                 self.catalog.get_partitions,
                 "Partitions",
