@@ -566,3 +566,39 @@ def test_partitions_answer_as_moto_does(warehouse: str) -> None:
     assert "CatalogId" not in m["get partition"][1]["Partition"]
     assert compare(without_partition_catalog_id(g), m, PARTITION_DIFFERENCES) == []
     assert g["partitions AND"] == ("ok", [["2024-01-03", "us"]])
+
+
+# -- tags ------------------------------------------------------------------------------------------------
+
+DB_ARN = f"arn:aws:glue:us-east-1:{ACCOUNT}:database/tagged"
+TABLE_ARN = f"arn:aws:glue:us-east-1:{ACCOUNT}:table/tagged/t"
+
+TAG_STEPS = [
+    Step(
+        "create tagged database", "create_database", {"DatabaseInput": {"Name": "tagged"}, "Tags": {"a": "1"}}
+    ),
+    Step("database tags", "get_tags", {"ResourceArn": DB_ARN}),
+    Step("create table", "create_table", {"DatabaseName": "tagged", "TableInput": table("t")}),
+    Step("untagged table", "get_tags", {"ResourceArn": TABLE_ARN}),
+    Step("tag table", "tag_resource", {"ResourceArn": TABLE_ARN, "TagsToAdd": {"x": "1", "y": "2"}}),
+    Step("retag table", "tag_resource", {"ResourceArn": TABLE_ARN, "TagsToAdd": {"y": "3"}}),
+    Step("table tags", "get_tags", {"ResourceArn": TABLE_ARN}),
+    Step("untag table", "untag_resource", {"ResourceArn": TABLE_ARN, "TagsToRemove": ["x", "absent"]}),
+    Step("table tags after untag", "get_tags", {"ResourceArn": TABLE_ARN}),
+    Step("tag missing table", "tag_resource", {"ResourceArn": TABLE_ARN + "x", "TagsToAdd": {"a": "1"}}),
+    Step("drop table", "delete_table", {"DatabaseName": "tagged", "Name": "t"}),
+    Step("recreate table", "create_table", {"DatabaseName": "tagged", "TableInput": table("t")}),
+    Step("recreated table tags", "get_tags", {"ResourceArn": TABLE_ARN}),
+]
+
+TAG_DIFFERENCES: dict[str, tuple[Outcome, Outcome]] = {
+    "tag missing table": (("error", "EntityNotFoundException"), OK_EMPTY),
+    "recreated table tags": (("ok", {"Tags": {}}), ("ok", {"Tags": {"y": "3"}})),
+}
+
+
+def test_tags_answer_as_moto_does(warehouse: str) -> None:
+    with both_clients(warehouse) as (gluecat, mock):
+        g, m = run(gluecat, TAG_STEPS), run(mock, TAG_STEPS)
+    assert g["table tags"] == ("ok", {"Tags": {"x": "1", "y": "3"}})
+    assert compare(g, m, TAG_DIFFERENCES) == []

@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
-from gluecat.catalog import compaction, databases, search, statistics, tables
+from gluecat.catalog import compaction, databases, search, statistics, tables, tags
 from gluecat.catalog.context import Context, Limits
 from gluecat.errors import InvalidInputException
 from gluecat.store.store import Store
@@ -88,7 +88,7 @@ class Catalog(ServiceClient, PartitionOperations):
         Tags: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        databases.create_database(self._ctx, DatabaseInput)
+        databases.create_database(self._ctx, DatabaseInput, Tags)
         return response()
 
     @operation("GetDatabase")
@@ -328,7 +328,28 @@ class Catalog(ServiceClient, PartitionOperations):
         statistics.delete_column_statistics(self._ctx, DatabaseName.lower(), TableName.lower(), ColumnName)
         return response()
 
+    # -- tags --------------------------------------------------------------------------------------
+    # Resources are named by Glue ARNs: arn:aws:glue:<region>:<catalog id>:catalog, ...:database/<db>
+    # and ...:table/<db>/<table>, with this catalog's id and meta.region_name.
+
+    @operation("TagResource")
+    def tag_resource(self, *, ResourceArn: str, TagsToAdd: dict[str, str]) -> dict[str, Any]:
+        tags.tag_resource(self._ctx, self._resource(ResourceArn), TagsToAdd)
+        return response()
+
+    @operation("UntagResource")
+    def untag_resource(self, *, ResourceArn: str, TagsToRemove: list[str]) -> dict[str, Any]:
+        tags.untag_resource(self._ctx, self._resource(ResourceArn), TagsToRemove)
+        return response()
+
+    @operation("GetTags")
+    def get_tags(self, *, ResourceArn: str) -> dict[str, Any]:
+        return response(tags.get_tags(self._ctx, self._resource(ResourceArn)))
+
     # -- helpers -------------------------------------------------------------------------------
+
+    def _resource(self, arn: str) -> tuple[str, ...]:
+        return tags.resource_key(self._ctx, self.meta.region_name, arn)
 
     def _index_descriptors(
         self, table_input: dict[str, Any], partition_indexes: list[dict[str, Any]] | None

@@ -14,6 +14,7 @@ from gluecat.catalog.context import (
     require_database,
 )
 from gluecat.catalog.tables import drop_table_changes
+from gluecat.catalog.tags import drop_changes, put_changes
 from gluecat.errors import AlreadyExistsException, InvalidInputException, ResourceNumberLimitExceededException
 from gluecat.store.snapshot import Changes, Snapshot
 
@@ -25,7 +26,7 @@ def _database_doc(ctx: Context, database_input: dict[str, Any], create_time: dat
     return doc
 
 
-def create_database(ctx: Context, database_input: dict[str, Any]) -> None:
+def create_database(ctx: Context, database_input: dict[str, Any], tags: dict[str, str] | None = None) -> None:
     name = database_input["Name"]
 
     def build(snap: Snapshot) -> tuple[Changes, None]:
@@ -37,6 +38,8 @@ def create_database(ctx: Context, database_input: dict[str, Any]) -> None:
             )
         changes = Changes()
         changes.put(DATABASE, (name,), _database_doc(ctx, database_input, datetime.now(UTC)))
+        if tags:
+            put_changes(changes, ("database", name), None, tags, "Tags")
         return changes, None
 
     ctx.store.commit("CreateDatabase", build)
@@ -85,6 +88,7 @@ def delete_database(ctx: Context, name: str) -> None:
         for key in snap.keys_with_prefix(TABLE, (name,)):
             drop_table_changes(snap, key[0], key[1], changes)
         changes.delete(DATABASE, (name,))
+        drop_changes(snap, ("database", name), changes)
         return changes, None
 
     ctx.store.commit("DeleteDatabase", build)

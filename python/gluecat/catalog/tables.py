@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-from gluecat.catalog import indexes, paging
+from gluecat.catalog import indexes, paging, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_INDEX,
@@ -156,6 +156,7 @@ def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Change
             changes.delete(kind, key)
     for path in snap.table_segments(prefix):
         changes.segment_removes.append((prefix, path))
+    tags.drop_changes(snap, ("table", database, name), changes)
 
 
 def delete_table(ctx: Context, database: str, name: str) -> None:
