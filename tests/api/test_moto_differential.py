@@ -602,3 +602,74 @@ def test_tags_answer_as_moto_does(warehouse: str) -> None:
         g, m = run(gluecat, TAG_STEPS), run(mock, TAG_STEPS)
     assert g["table tags"] == ("ok", {"Tags": {"x": "1", "y": "3"}})
     assert compare(g, m, TAG_DIFFERENCES) == []
+
+
+# -- BatchUpdatePartition -------------------------------------------------------------------------------
+
+
+def update(values: list[str], new: dict[str, Any]) -> dict[str, Any]:
+    return {"PartitionValueList": values, "PartitionInput": new}
+
+
+BATCH_UPDATE_STEPS = [
+    Step("create database", "create_database", {"DatabaseInput": {"Name": "sales"}}),
+    Step("create events", "create_table", {"DatabaseName": "sales", "TableInput": EVENTS}),
+    Step(
+        "add partitions",
+        "batch_create_partition",
+        {
+            "DatabaseName": "sales",
+            "TableName": "events",
+            "PartitionInputList": [
+                part("2024-01-01", "eu"),
+                part("2024-01-01", "us"),
+                part("2024-01-02", "eu"),
+            ],
+        },
+    ),
+    Step(
+        "batch update",
+        "batch_update_partition",
+        {
+            "DatabaseName": "sales",
+            "TableName": "events",
+            "Entries": [
+                update(["2024-01-01", "eu"], {**part("2024-01-01", "eu"), "Parameters": {"rows": "99"}}),
+                update(["2024-01-02", "eu"], part("2024-01-03", "eu")),
+            ],
+        },
+    ),
+    Step("partitions after update", "get_partitions", {"DatabaseName": "sales", "TableName": "events"}),
+    Step(
+        "batch update of a missing partition",
+        "batch_update_partition",
+        {
+            "DatabaseName": "sales",
+            "TableName": "events",
+            "Entries": [update(["2030-01-01", "eu"], part("2030-01-01", "eu"))],
+        },
+        lambda b: [(e["PartitionValueList"], e["ErrorDetail"]["ErrorCode"]) for e in b["Errors"]],
+    ),
+    Step(
+        "batch update of a missing table",
+        "batch_update_partition",
+        {
+            "DatabaseName": "sales",
+            "TableName": "ghost",
+            "Entries": [update(["2024-01-01", "eu"], part("2024-01-01", "eu"))],
+        },
+    ),
+]
+
+BATCH_UPDATE_DIFFERENCES: dict[str, tuple[Outcome, Outcome]] = {
+    "add partitions": (("ok", {"Errors": []}), OK_EMPTY),
+    "batch update": (("ok", {"Errors": []}), OK_EMPTY),
+}
+
+
+def test_batch_update_partition_answers_as_moto_does(warehouse: str) -> None:
+    with both_clients(warehouse) as (gluecat, mock):
+        g = without_partition_catalog_id(run(gluecat, BATCH_UPDATE_STEPS))
+        m = run(mock, BATCH_UPDATE_STEPS)
+    assert compare(g, m, BATCH_UPDATE_DIFFERENCES) == []
+    assert g["partitions after update"][1]["Partitions"][0]["Parameters"] == {"rows": "99"}

@@ -67,6 +67,19 @@ class PartitionOperations:
         partitions.update_partition(self._ctx, db, table, PartitionValueList, PartitionInput)
         return response()
 
+    @operation("BatchUpdatePartition")
+    def batch_update_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        Entries: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = DatabaseName.lower(), TableName.lower()
+        return response(partitions.batch_update_partition(self._ctx, db, table, Entries))
+
     @operation("DeletePartition")
     def delete_partition(
         self, *, DatabaseName: str, TableName: str, PartitionValues: list[str], CatalogId: str | None = None

@@ -281,32 +281,98 @@ def _identity_rows(v: TableView, vks: list[str]) -> pa.Table:
     return v.select(pick(v.base), pick)
 
 
+class _Updates:
+    """The partitions a commit of updates changes, as they will be after it: by identity, the new
+    document or None for a partition renamed away. Later updates in the same commit see earlier ones."""
+
+    def __init__(self, ctx: Context, snap: Snapshot, table: dict[str, Any]) -> None:
+        self.ctx, self.snap, self.table = ctx, snap, table
+        self.view = view(ctx.store, snap, (table["DatabaseName"], table["Name"]), partition_key_count(table))
+        self.pending: dict[str, dict[str, Any] | None] = {}
+        self.rows: list[tuple[list[str], dict[str, Any] | None]] = []
+
+    def doc(self, values: list[str]) -> dict[str, Any] | None:
+        vk = value_key(values)
+        if vk in self.pending:
+            return self.pending[vk]
+        return _existing_doc(self.ctx, self.snap, self.table, values)
+
+    def update(self, values: list[str], part: dict[str, Any], fields: tuple[str, str]) -> None:
+        """One UpdatePartition; ``fields`` name the values and the input in errors."""
+        database, name = self.table["DatabaseName"], self.table["Name"]
+        _check_values(self.table, values, fields[0])
+        _check_values(self.table, part["Values"], f"{fields[1]}.Values")
+        old = self.doc(values)
+        if old is None:
+            raise EntityNotFoundException(f"Partition {values} not found in {database}.{name}.")
+        if part["Values"] != values:
+            vk = value_key(part["Values"])
+            taken = self.pending[vk] is not None if vk in self.pending else self.view.exists(vk)
+            if taken:
+                raise AlreadyExistsException(
+                    f"Partition {part['Values']} already exists in {database}.{name}."
+                )
+            indexes.check_new_partition(
+                self.table, indexes.validating_indexes(self.snap, self.table), part["Values"]
+            )
+            self.rows.append((values, None))
+            self.pending[value_key(values)] = None
+        doc = _partition_doc(part, old["CreationTime"])
+        self.rows.append((part["Values"], doc))
+        self.pending[value_key(part["Values"])] = doc
+
+    def commit_to(self, changes: Changes) -> None:
+        """One row a partition, as the updates left it; none for one that a rename made and another
+        renamed away (it never existed outside this commit)."""
+        final: dict[str, tuple[list[str], dict[str, Any] | None]] = {}
+        for values, doc in self.rows:
+            final[value_key(values)] = (values, doc)
+        rows = [(v, doc) for vk, (v, doc) in final.items() if doc is not None or self.view.exists(vk)]
+        _commit_rows(self.table, rows, changes)
+
+
 def update_partition(
     ctx: Context, database: str, table_name: str, values: list[str], part: dict[str, Any]
 ) -> None:
     def build(snap: Snapshot) -> tuple[Changes, None]:
-        table = require_table(snap, database, table_name)
-        _check_values(table, values, "PartitionValueList")
-        _check_values(table, part["Values"], "PartitionInput.Values")
-        old = _existing_doc(ctx, snap, table, values)
-        if old is None:
-            raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
-        rows: list[tuple[list[str], dict[str, Any] | None]] = []
-        if part["Values"] != values:
-            v = view(ctx.store, snap, (database, table_name), partition_key_count(table))
-            if v.exists(value_key(part["Values"])):
-                raise AlreadyExistsException(
-                    f"Partition {part['Values']} already exists in {database}.{table_name}."
-                )
-            indexes.check_new_partition(table, indexes.validating_indexes(snap, table), part["Values"])
-            rows.append((values, None))
-        rows.append((part["Values"], _partition_doc(part, old["CreationTime"])))
+        updates = _Updates(ctx, snap, require_table(snap, database, table_name))
+        updates.update(values, part, ("PartitionValueList", "PartitionInput"))
         changes = Changes()
-        _commit_rows(table, rows, changes)
+        updates.commit_to(changes)
         return changes, None
 
     ctx.store.commit("UpdatePartition", build)
     compaction.after_write(ctx, database, table_name)
+
+
+def batch_update_partition(
+    ctx: Context, database: str, table_name: str, entries: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """BatchUpdatePartition: each entry as UpdatePartition, in order, in one commit; an entry that fails
+    is reported in Errors and changes nothing."""
+
+    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
+        updates = _Updates(ctx, snap, require_table(snap, database, table_name))
+        errors = []
+        for i, entry in enumerate(entries):
+            values = entry["PartitionValueList"]
+            fields = (f"Entries[{i}].PartitionValueList", f"Entries[{i}].PartitionInput")
+            try:
+                updates.update(values, entry["PartitionInput"], fields)
+            except GlueError as e:
+                errors.append(
+                    {
+                        "PartitionValueList": values,
+                        "ErrorDetail": {"ErrorCode": e.code, "ErrorMessage": e.message},
+                    }
+                )
+        changes = Changes()
+        updates.commit_to(changes)
+        return changes, {"Errors": errors}
+
+    result = ctx.store.commit("BatchUpdatePartition", build)
+    compaction.after_write(ctx, database, table_name)
+    return result
 
 
 def delete_partition(ctx: Context, database: str, table_name: str, values: list[str]) -> None:
