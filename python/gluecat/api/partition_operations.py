@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from gluecat.api import shapes
 from gluecat.api.operation import operation, response
-from gluecat.catalog import indexes, partitions
+from gluecat.catalog import indexes, partition_statistics, partitions
 from gluecat.catalog.context import Context
 from gluecat.errors import InvalidInputException
 from gluecat.expressions import parse_spark_filters
@@ -156,6 +156,57 @@ class PartitionOperations:
                 as_of=QueryAsOfTime,
             )
         )
+
+    # -- column statistics of a partition ------------------------------------------------------------
+
+    @operation("GetColumnStatisticsForPartition")
+    def get_column_statistics_for_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionValues: list[str],
+        ColumnNames: list[str],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = DatabaseName.lower(), TableName.lower()
+        return response(
+            partition_statistics.get_column_statistics(self._ctx, db, table, PartitionValues, ColumnNames)
+        )
+
+    @operation("UpdateColumnStatisticsForPartition")
+    def update_column_statistics_for_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionValues: list[str],
+        ColumnStatisticsList: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = DatabaseName.lower(), TableName.lower()
+        return response(
+            partition_statistics.update_column_statistics(
+                self._ctx, db, table, PartitionValues, ColumnStatisticsList
+            )
+        )
+
+    @operation("DeleteColumnStatisticsForPartition")
+    def delete_column_statistics_for_partition(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        PartitionValues: list[str],
+        ColumnName: str,
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        db, table = DatabaseName.lower(), TableName.lower()
+        partition_statistics.delete_column_statistics(self._ctx, db, table, PartitionValues, ColumnName)
+        return response()
 
     # -- partition indexes ---------------------------------------------------------------------
 

@@ -13,6 +13,7 @@ DATABASE = "database"
 TABLE = "table"
 TABLE_VERSION = "table_version"
 COLUMN_STATISTICS = "column_statistics"
+PARTITION_COLUMN_STATISTICS = "partition_column_statistics"
 PARTITION_INDEX = "partition_index"
 
 

@@ -18,7 +18,7 @@ import pyarrow.compute as pc
 
 from gluecat import expressions as ex
 from gluecat import uniform
-from gluecat.catalog import compaction, group_commit, indexes, paging
+from gluecat.catalog import compaction, group_commit, indexes, paging, statistics
 from gluecat.catalog.context import Context, require_table
 from gluecat.catalog.partition_rows import (
     IndexLookup,
@@ -124,10 +124,16 @@ def _commit_rows(
     changes: Changes,
     vks: list[str] | None = None,
     runs: Sequence[int] = (),
+    snap: Snapshot | None = None,
 ) -> None:
+    """Add ``rows`` to ``changes`` as a segment; given the snapshot they apply to, the column statistics
+    of the partitions they remove (a None document) go with them."""
     if rows:
         key = (table["DatabaseName"], table["Name"])
         changes.segment_adds.append((key, segment_table(partition_key_count(table), rows, vks, runs)))
+        if snap is not None:
+            removed = [value_key(values) for values, doc in rows if doc is None]
+            statistics.drop_partition_statistics(snap, key, removed, changes)
 
 
 def _adding(
@@ -271,6 +277,20 @@ def _existing_doc(
     return codec.loads(str(rows.column("doc")[0].as_py())) if rows.num_rows else None
 
 
+def require_partition(
+    ctx: Context, snap: Snapshot, table: dict[str, Any], values: list[str], field: str = "PartitionValues"
+) -> dict[str, Any]:
+    """The stored document of a partition, or InvalidInputException (values against the keys) or
+    EntityNotFoundException."""
+    _check_values(table, values, field)
+    doc = _existing_doc(ctx, snap, table, values)
+    if doc is None:
+        raise EntityNotFoundException(
+            f"Partition {values} not found in {table['DatabaseName']}.{table['Name']}."
+        )
+    return doc
+
+
 def _identity_rows(v: TableView, vks: list[str]) -> pa.Table:
     """The live rows of some identities."""
     wanted = pa.array(vks, pa.string())
@@ -328,7 +348,7 @@ class _Updates:
         for values, doc in self.rows:
             final[value_key(values)] = (values, doc)
         rows = [(v, doc) for vk, (v, doc) in final.items() if doc is not None or self.view.exists(vk)]
-        _commit_rows(self.table, rows, changes)
+        _commit_rows(self.table, rows, changes, snap=self.snap)
 
 
 def update_partition(
@@ -383,7 +403,7 @@ def delete_partition(ctx: Context, database: str, table_name: str, values: list[
         if not v.exists(value_key(values)):
             raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
         changes = Changes()
-        _commit_rows(table, [(values, None)], changes)
+        _commit_rows(table, [(values, None)], changes, snap=snap)
         return changes, None
 
     ctx.store.commit("DeletePartition", build)
@@ -416,7 +436,7 @@ def batch_delete_partition(
             seen.add(vk)
             rows.append((values, None))
         changes = Changes()
-        _commit_rows(table, rows, changes)
+        _commit_rows(table, rows, changes, snap=snap)
         return changes, {"Errors": errors}
 
     result = ctx.store.commit("BatchDeletePartition", build)
@@ -490,7 +510,7 @@ def commit_partitions(
         vks = [value_key(values) for values, _ in rows] + (batch.vks or [])
         rows.extend(batch.rows)
         changes = Changes()
-        _commit_rows(table, rows, changes, vks)
+        _commit_rows(table, rows, changes, vks, snap=snap)
         return changes, snap.version
 
     with gc_paused():  # as _add's commit

@@ -1,12 +1,22 @@
-"""Table-level column statistics: one record per (database, table, column)."""
+"""Column statistics: one record per (database, table, column) for a table, per (database, table,
+partition identity, column) for a partition (partition_statistics.py serves those).
+
+Both follow the same rules: a column of the table, statistics of a type that fits the column's type,
+per-column errors in the answer; they are deleted with their table, and a partition's with it."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from gluecat.catalog.context import COLUMN_STATISTICS, Context, copy_doc, require_table
+from gluecat.catalog.context import (
+    COLUMN_STATISTICS,
+    PARTITION_COLUMN_STATISTICS,
+    Context,
+    copy_doc,
+    require_table,
+)
 from gluecat.errors import EntityNotFoundException
-from gluecat.store.snapshot import Changes, Snapshot
+from gluecat.store.snapshot import Changes, Key, Snapshot
 
 # Which StatisticsData types fit which Hive column types (by the type's base name).
 _FITTING = {
@@ -20,8 +30,9 @@ _FITTING = {
 }
 
 
-def _columns(table: dict[str, Any]) -> dict[str, str]:
-    cols = (table.get("StorageDescriptor") or {}).get("Columns") or []
+def columns_of(doc: dict[str, Any]) -> dict[str, str]:
+    """The data columns of a table or partition document, by lowercase name: their types."""
+    cols = (doc.get("StorageDescriptor") or {}).get("Columns") or []
     return {c["Name"].lower(): (c.get("Type") or "") for c in cols}
 
 
@@ -33,10 +44,10 @@ def _error(code: str, message: str) -> dict[str, str]:
     return {"ErrorCode": code, "ErrorMessage": message}
 
 
-def get_column_statistics(ctx: Context, database: str, table: str, column_names: list[str]) -> dict[str, Any]:
-    snap = ctx.snapshot()
-    doc = require_table(snap, database, table)
-    columns = _columns(doc)
+def found_and_errors(
+    snap: Snapshot, kind: str, prefix: Key, columns: dict[str, str], column_names: list[str], where: str
+) -> dict[str, Any]:
+    """GetColumnStatistics*: the statistics of each named column under ``prefix``, or its error."""
     found, errors = [], []
     for name in dict.fromkeys(column_names):
         col = name.lower()
@@ -44,20 +55,16 @@ def get_column_statistics(ctx: Context, database: str, table: str, column_names:
             errors.append(
                 {
                     "ColumnName": name,
-                    "Error": _error(
-                        "InvalidInputException", f"Column {name} is not a column of {database}.{table}"
-                    ),
+                    "Error": _error("InvalidInputException", f"Column {name} is not a column of {where}"),
                 }
             )
             continue
-        stats = snap.get(COLUMN_STATISTICS, (database, table, col))
+        stats = snap.get(kind, (*prefix, col))
         if stats is None:
             errors.append(
                 {
                     "ColumnName": name,
-                    "Error": _error(
-                        "EntityNotFoundException", f"No statistics for column {name} of {database}.{table}"
-                    ),
+                    "Error": _error("EntityNotFoundException", f"No statistics for column {name} of {where}"),
                 }
             )
         else:
@@ -65,44 +72,72 @@ def get_column_statistics(ctx: Context, database: str, table: str, column_names:
     return {"ColumnStatisticsList": found, "Errors": errors}
 
 
+def put_changes(
+    kind: str, prefix: Key, columns: dict[str, str], stats_list: list[dict[str, Any]], where: str
+) -> tuple[Changes, dict[str, Any]]:
+    """UpdateColumnStatistics*: the statistics that fit their columns, and an error for each other."""
+    changes = Changes()
+    errors = []
+    for stats in stats_list:
+        col = stats["ColumnName"].lower()
+        problem = None
+        if col not in columns:
+            problem = f"Column {stats['ColumnName']} is not a column of {where}"
+        else:
+            kind_of_data = stats["StatisticsData"]["Type"]
+            if _base_type(columns[col]) not in _FITTING[kind_of_data]:
+                problem = (
+                    f"StatisticsData.Type {kind_of_data} does not fit column {col} of type {columns[col]}"
+                )
+        if problem is not None:
+            errors.append(
+                {"ColumnStatistics": copy_doc(stats), "Error": _error("InvalidInputException", problem)}
+            )
+            continue
+        changes.put(kind, (*prefix, col), {**stats, "ColumnName": col})
+    return changes, {"Errors": errors}
+
+
+def deletion(snap: Snapshot, kind: str, prefix: Key, column: str, where: str) -> Changes:
+    """DeleteColumnStatistics*: the removal of one column's statistics, which must exist."""
+    col = column.lower()
+    if snap.get(kind, (*prefix, col)) is None:
+        raise EntityNotFoundException(f"No statistics for column {column} of {where}")
+    changes = Changes()
+    changes.delete(kind, (*prefix, col))
+    return changes
+
+
+def get_column_statistics(ctx: Context, database: str, table: str, column_names: list[str]) -> dict[str, Any]:
+    snap = ctx.snapshot()
+    doc = require_table(snap, database, table)
+    where = f"{database}.{table}"
+    return found_and_errors(snap, COLUMN_STATISTICS, (database, table), columns_of(doc), column_names, where)
+
+
 def update_column_statistics(
     ctx: Context, database: str, table: str, stats_list: list[dict[str, Any]]
 ) -> dict[str, Any]:
     def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
         doc = require_table(snap, database, table)
-        columns = _columns(doc)
-        changes = Changes()
-        errors = []
-        for stats in stats_list:
-            col = stats["ColumnName"].lower()
-            problem = None
-            if col not in columns:
-                problem = f"Column {stats['ColumnName']} is not a column of {database}.{table}"
-            else:
-                kind = stats["StatisticsData"]["Type"]
-                base = _base_type(columns[col])
-                if base not in _FITTING[kind]:
-                    problem = f"StatisticsData.Type {kind} does not fit column {col} of type {columns[col]}"
-            if problem is not None:
-                errors.append(
-                    {"ColumnStatistics": copy_doc(stats), "Error": _error("InvalidInputException", problem)}
-                )
-                continue
-            changes.put(COLUMN_STATISTICS, (database, table, col), {**stats, "ColumnName": col})
-        return changes, {"Errors": errors}
+        where = f"{database}.{table}"
+        return put_changes(COLUMN_STATISTICS, (database, table), columns_of(doc), stats_list, where)
 
     return ctx.store.commit("UpdateColumnStatisticsForTable", build)
 
 
 def delete_column_statistics(ctx: Context, database: str, table: str, column: str) -> None:
-    col = column.lower()
-
     def build(snap: Snapshot) -> tuple[Changes, None]:
         require_table(snap, database, table)
-        if snap.get(COLUMN_STATISTICS, (database, table, col)) is None:
-            raise EntityNotFoundException(f"No statistics for column {column} of {database}.{table}")
-        changes = Changes()
-        changes.delete(COLUMN_STATISTICS, (database, table, col))
-        return changes, None
+        return deletion(snap, COLUMN_STATISTICS, (database, table), column, f"{database}.{table}"), None
 
     ctx.store.commit("DeleteColumnStatisticsForTable", build)
+
+
+def drop_partition_statistics(snap: Snapshot, table: Key, identities: list[str], changes: Changes) -> None:
+    """Add to ``changes`` the removal of the statistics of the partitions ``identities`` (value keys)."""
+    if not identities or not snap.records(PARTITION_COLUMN_STATISTICS):
+        return
+    for vk in identities:
+        for key in snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, (*table, vk)):
+            changes.delete(PARTITION_COLUMN_STATISTICS, key)

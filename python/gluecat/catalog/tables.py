@@ -17,6 +17,7 @@ import re2
 from gluecat.catalog import indexes, paging, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
+    PARTITION_COLUMN_STATISTICS,
     PARTITION_INDEX,
     TABLE,
     TABLE_VERSION,
@@ -151,7 +152,7 @@ def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Change
             )
         changes.delete(PARTITION_INDEX, index_key)
     changes.delete(TABLE, prefix)
-    for kind in (TABLE_VERSION, COLUMN_STATISTICS):
+    for kind in (TABLE_VERSION, COLUMN_STATISTICS, PARTITION_COLUMN_STATISTICS):
         for key in snap.keys_with_prefix(kind, prefix):
             changes.delete(kind, key)
     for path in snap.table_segments(prefix):

@@ -1,0 +1,178 @@
+"""Get/Update/DeleteColumnStatisticsForPartition: the table statistics' rules for one partition, and the
+statistics go with their partition."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.errors import EntityNotFoundException, InvalidInputException
+
+AT = datetime(2024, 5, 1, tzinfo=UTC)
+US = ["2024-05-01", "us"]
+
+
+def long_stats(column: str, low: int = 1, high: int = 9) -> dict[str, Any]:
+    data = {"MinimumValue": low, "MaximumValue": high, "NumberOfNulls": 0, "NumberOfDistinctValues": 9}
+    return {
+        "ColumnName": column,
+        "ColumnType": "bigint",
+        "AnalyzedTime": AT,
+        "StatisticsData": {"Type": "LONG", "LongColumnStatisticsData": data},
+    }
+
+
+@pytest.fixture
+def glue(catalog: Catalog) -> Catalog:
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    catalog.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "StorageDescriptor": {
+                "Columns": [{"Name": "id", "Type": "bigint"}, {"Name": "note", "Type": "string"}]
+            },
+            "PartitionKeys": [{"Name": "dt", "Type": "string"}, {"Name": "r", "Type": "string"}],
+        },
+    )
+    catalog.batch_create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInputList=[{"Values": US}, {"Values": ["2024-05-01", "eu"]}],
+    )
+    return catalog
+
+
+def put(glue: Catalog, values: list[str], *stats: dict[str, Any]) -> dict[str, Any]:
+    return glue.update_column_statistics_for_partition(
+        DatabaseName="db", TableName="t", PartitionValues=values, ColumnStatisticsList=list(stats)
+    )
+
+
+def get(glue: Catalog, values: list[str], *columns: str) -> dict[str, Any]:
+    return glue.get_column_statistics_for_partition(
+        DatabaseName="db", TableName="t", PartitionValues=values, ColumnNames=list(columns)
+    )
+
+
+def found(glue: Catalog, values: list[str], column: str = "id") -> list[dict[str, Any]]:
+    return get(glue, values, column)["ColumnStatisticsList"]
+
+
+def test_statistics_round_trip_per_partition(glue: Catalog) -> None:
+    assert put(glue, US, long_stats("ID"))["Errors"] == []
+    got = get(glue, US, "id", "note")
+    assert got["ColumnStatisticsList"] == [long_stats("id")]
+    assert [(e["ColumnName"], e["Error"]["ErrorCode"]) for e in got["Errors"]] == [
+        ("note", "EntityNotFoundException")
+    ]
+    # Another partition, and the table itself, have statistics of their own.
+    assert found(glue, ["2024-05-01", "eu"]) == []
+    table = glue.get_column_statistics_for_table(DatabaseName="db", TableName="t", ColumnNames=["id"])
+    assert table["ColumnStatisticsList"] == []
+    put(glue, US, long_stats("id", 2, 3))
+    assert found(glue, US)[0]["StatisticsData"]["LongColumnStatisticsData"]["MaximumValue"] == 3
+    glue.delete_column_statistics_for_partition(
+        DatabaseName="db", TableName="t", PartitionValues=US, ColumnName="id"
+    )
+    assert found(glue, US) == []
+    with pytest.raises(EntityNotFoundException, match="No statistics for column id of partition"):
+        glue.delete_column_statistics_for_partition(
+            DatabaseName="db", TableName="t", PartitionValues=US, ColumnName="id"
+        )
+
+
+def test_the_table_statistics_rules_apply(glue: Catalog) -> None:
+    wrong_type = {**long_stats("note")}
+    out = put(glue, US, long_stats("ghost"), wrong_type, long_stats("id"))
+    assert [e["Error"]["ErrorCode"] for e in out["Errors"]] == ["InvalidInputException"] * 2
+    assert "does not fit column note of type string" in out["Errors"][1]["Error"]["ErrorMessage"]
+    assert get(glue, US, "ghost")["Errors"][0]["Error"]["ErrorCode"] == "InvalidInputException"
+    with pytest.raises(InvalidInputException, match=r"ColumnStatisticsList\[0\].*MinimumValue.*greater"):
+        put(glue, US, long_stats("id", 9, 1))
+    with pytest.raises(InvalidInputException, match="ColumnStatisticsList: has 26 items; at most 25"):
+        put(glue, US, *[long_stats("id")] * 26)
+
+
+def test_the_partition_must_exist(glue: Catalog) -> None:
+    with pytest.raises(EntityNotFoundException, match=r"Partition \['2030-01-01', 'us'\] not found"):
+        put(glue, ["2030-01-01", "us"], long_stats("id"))
+    with pytest.raises(EntityNotFoundException):
+        get(glue, ["2030-01-01", "us"], "id")
+    with pytest.raises(InvalidInputException, match="PartitionValues: 1 values given"):
+        get(glue, ["2024-05-01"], "id")
+    with pytest.raises(EntityNotFoundException, match="Table nope not found"):
+        glue.get_column_statistics_for_partition(
+            DatabaseName="db", TableName="nope", PartitionValues=US, ColumnNames=["id"]
+        )
+
+
+def test_a_partitions_own_columns_are_its_statistics_columns(glue: Catalog) -> None:
+    own = {
+        "Values": ["2024-05-02", "us"],
+        "StorageDescriptor": {"Columns": [{"Name": "extra", "Type": "int"}]},
+    }
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=own)
+    stats = {**long_stats("extra"), "ColumnType": "int"}
+    assert (
+        put(glue, own["Values"], stats, long_stats("id"))["Errors"][0]["ColumnStatistics"]["ColumnName"]
+        == "id"
+    )
+    assert found(glue, own["Values"], "extra") == [stats]
+
+
+def test_statistics_go_with_their_partition(glue: Catalog, warehouse: str) -> None:
+    def recreated(drop: Any) -> list[dict[str, Any]]:
+        put(glue, US, long_stats("id"))
+        drop()
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": US})
+        return found(glue, US)
+
+    assert (
+        recreated(lambda: glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=US)) == []
+    )
+    assert (
+        recreated(
+            lambda: glue.batch_delete_partition(
+                DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": US}]
+            )
+        )
+        == []
+    )
+    assert recreated(lambda: glue.commit_partitions(DatabaseName="db", TableName="t", Drop=[US])) == []
+
+    def renamed_away() -> None:
+        glue.update_partition(
+            DatabaseName="db",
+            TableName="t",
+            PartitionValueList=US,
+            PartitionInput={"Values": ["2024-05-09", "us"]},
+        )
+
+    assert recreated(renamed_away) == []
+    assert found(glue, ["2024-05-09", "us"]) == []  # statistics do not follow a rename
+    # Updating a partition in place keeps them.
+    put(glue, US, long_stats("id"))
+    glue.update_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionValueList=US,
+        PartitionInput={"Values": US, "Parameters": {"a": "b"}},
+    )
+    assert found(glue, US) == [long_stats("id")]
+    # And a dropped table takes its partitions' statistics along.
+    glue.delete_table(DatabaseName="db", Name="t")
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}]},
+            "PartitionKeys": [{"Name": "dt", "Type": "string"}, {"Name": "r", "Type": "string"}],
+        },
+    )
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": US})
+    assert found(glue, US) == []
+    assert Catalog(warehouse).store.latest().records("partition_column_statistics") == {}
