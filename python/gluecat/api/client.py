@@ -144,13 +144,13 @@ class Catalog(ServiceClient, PartitionOperations):
         OpenTableFormatInput: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
+        if OpenTableFormatInput is not None and PartitionIndexes:
+            raise InvalidInputException(
+                "PartitionIndexes: an Iceberg table has no Glue partition keys to index"
+            )
         indexes = self._index_descriptors(TableInput, PartitionIndexes)
         self._ctx.check_transaction(TransactionId)
-        if OpenTableFormatInput is not None:
-            raise InvalidInputException(
-                "OpenTableFormatInput: open table formats (Iceberg) are not supported by gluecat"
-            )
-        tables.create_table(self._ctx, DatabaseName.lower(), TableInput, indexes)
+        tables.create_table(self._ctx, DatabaseName.lower(), TableInput, indexes, OpenTableFormatInput)
         return response()
 
     @operation("UpdateTable")

@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-from gluecat.catalog import indexes, paging, tags
+from gluecat.catalog import iceberg, indexes, paging, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
@@ -73,8 +73,20 @@ def create_table(
     database: str,
     table_input: dict[str, Any],
     index_descriptors: list[dict[str, Any]] | None = None,
+    open_table_format: dict[str, Any] | None = None,
 ) -> None:
+    """CreateTable; with ``open_table_format``, an Iceberg table whose first metadata file is written
+    (after the database and the name are checked) before the table is committed."""
     name = table_input["Name"]
+    if open_table_format is not None:
+        snap = ctx.snapshot()
+        db = require_database(snap, database)
+        if snap.get(TABLE, (database, name)) is not None:
+            raise AlreadyExistsException(f"Table {name} already exists.")
+        base = db.get("LocationUri")
+        table_input = iceberg.registered(
+            table_input, open_table_format, f"{base.rstrip('/')}/{name}" if base else None
+        )
 
     def build(snap: Snapshot) -> tuple[Changes, None]:
         require_database(snap, database)
