@@ -16,6 +16,8 @@ from botocore.exceptions import ClientError, OperationNotPageableError, Paginati
 from botocore.paginate import Paginator
 
 from gluecat import Catalog
+from gluecat.api.operation import operation, response
+from gluecat.api.service import ClientMeta, ServiceClient
 from gluecat.errors import EntityNotFoundException, InternalServiceException, StorageError
 
 
@@ -180,3 +182,38 @@ def test_parameter_events_reach_handlers_as_in_boto3(catalog: Catalog) -> None:
         catalog.get_database(Name="db")
     assert seen == [("GetDatabase", {"Name": "db"})]
     assert catalog.get_database(Name="db", CatalogId="000000000000")["Database"]["Name"] == "db"
+
+
+class Transactions(ServiceClient):
+    """A client of another service, Lake Formation, with one operation: what gluecat.LakeFormation will
+    be built on. It gets its validation, exceptions, meta and paginators from that service's model."""
+
+    SERVICE = "lakeformation"
+
+    def __init__(self) -> None:
+        self.meta = ClientMeta(self, "us-east-1")
+
+    @operation("ListTransactions")
+    def list_transactions(
+        self,
+        *,
+        CatalogId: str | None = None,
+        StatusFilter: str | None = None,
+        MaxResults: int | None = None,
+        NextToken: str | None = None,
+    ) -> dict[str, Any]:
+        return response({"Transactions": [], "StatusFilter": StatusFilter})
+
+
+def test_the_machinery_serves_any_service_from_its_model() -> None:
+    client = Transactions()
+    assert client.meta.service_model.service_name == "lakeformation"
+    assert client.meta.method_to_api_mapping == {"list_transactions": "ListTransactions"}
+    assert client.list_transactions(StatusFilter="ACTIVE")["StatusFilter"] == "ACTIVE"
+    with pytest.raises(
+        client.exceptions.InvalidInputException, match="StatusFilter: 'OPEN' is not one of ALL"
+    ):
+        client.list_transactions(StatusFilter="OPEN")
+    assert issubclass(client.exceptions.TransactionCommittedException, ClientError)
+    # botocore's Lake Formation model has no ListTransactions paginator, so boto3 has none either.
+    assert not client.can_paginate("list_transactions")
