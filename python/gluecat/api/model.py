@@ -8,6 +8,7 @@ import functools
 from typing import Any
 
 from botocore import xform_name
+from botocore.exceptions import ClientError
 from botocore.model import OperationModel, ServiceModel
 
 from gluecat.errors import GlueError, error_class
@@ -61,7 +62,7 @@ class ClientExceptions:
 
     def __init__(self, service: str) -> None:
         self._service = service
-        self.ClientError = GlueError.__mro__[1]  # botocore.exceptions.ClientError
+        self.ClientError = ClientError
 
     def __getattr__(self, name: str) -> type[GlueError]:
         if name.startswith("_") or name not in self._codes():
