@@ -8,7 +8,8 @@ them), patterns, enums, ranges and item counts. A 32-bit ``integer`` or 64-bit `
 width besides the model's range.
 
 The model is the reference except where the documents (the seeds) differ; those rules, and the rules that
-span fields, are gluecat.api.shapes' (registered here through ``RULES``, ``REQUIRED`` and ``CHECKERS``).
+span fields, are gluecat.api.shapes' (registered here through ``RULES``, ``SHAPE_RULES``, ``REQUIRED``,
+``CHECKERS`` and ``MEMBERS``).
 
 A ``memo`` (one per request) lets a batch check each object it shares between items once: a batch of
 partitions sharing the table's Columns list checks it once, and their checked copies share it, read-only.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -107,6 +109,7 @@ def _members(service: str, shape_name: str) -> frozenset[str]:
 
 _CACHE: dict[tuple[str, str], Check] = {}
 _COMPILING: set[tuple[str, str]] = set()
+_LOCK = threading.RLock()  # one compiler at a time: threads of a server may make their first calls at once
 
 
 def _compiled(service: str, shape_name: str) -> Check:
@@ -116,17 +119,20 @@ def _compiled(service: str, shape_name: str) -> Check:
     found = _CACHE.get(key)
     if found is not None:
         return found
-    if key in _COMPILING:
-        return lambda value, field, memo: _CACHE[key](value, field, memo)
-    _COMPILING.add(key)
-    try:
-        checker = CHECKERS.get(shape_name) or _compile(
-            service, model.service_model(service).shape_for(shape_name)
-        )
-    finally:
-        _COMPILING.discard(key)
-    _CACHE[key] = checker
-    return checker
+    with _LOCK:
+        found = _CACHE.get(key)
+        if found is not None:
+            return found
+        if key in _COMPILING:
+            return lambda value, field, memo: _CACHE[key](value, field, memo)
+        _COMPILING.add(key)
+        try:
+            shape = model.service_model(service).shape_for(shape_name)
+            checker = CHECKERS.get(shape_name) or _compile(service, shape)
+        finally:
+            _COMPILING.discard(key)
+        _CACHE[key] = checker
+        return checker
 
 
 def _compile(service: str, shape: Shape) -> Check:
