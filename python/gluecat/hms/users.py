@@ -18,7 +18,7 @@ from typing import Any
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
 log = logging.getLogger("gluecat.hms")
-_NAME_OK = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@")
+NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@")
 
 
 class UsersFileError(Exception):
@@ -29,11 +29,13 @@ def _hash(password: str, salt: bytes, n: int, r: int, p: int) -> bytes:
     return hashlib.scrypt(password.encode(), salt=salt, n=n, r=r, p=p, maxmem=2**27, dklen=32)
 
 
-def load(path: str | Path) -> dict[str, dict[str, Any]]:
+def load_document(path: str | Path) -> dict[str, Any]:
+    """The whole file: its users, and the members other parts keep there (the AWS endpoint's
+    access keys)."""
     try:
         data = json.loads(Path(path).read_text())
     except FileNotFoundError:
-        return {}
+        return {"format": 1, "users": {}}
     except (OSError, ValueError) as e:
         raise UsersFileError(f"{path}: not a gluecat users file ({e})") from e
     if not isinstance(data, dict) or data.get("format") != 1 or not isinstance(data.get("users"), dict):
@@ -45,19 +47,27 @@ def load(path: str | Path) -> dict[str, dict[str, Any]]:
                 raise ValueError("n, r and p must be positive integers")
         except (KeyError, TypeError, ValueError) as e:
             raise UsersFileError(f"{path}: user {name!r} has no valid salted hash ({e})") from e
-    return dict(data["users"])
+    return data
 
 
-def save(path: str | Path, users: dict[str, dict[str, Any]]) -> None:
+def save_document(path: str | Path, document: dict[str, Any]) -> None:
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}")
-    tmp.write_text(json.dumps({"format": 1, "users": users}, indent=1, sort_keys=True))
+    tmp.write_text(json.dumps(document, indent=1, sort_keys=True))
     os.chmod(tmp, 0o600)
     os.replace(tmp, path)
 
 
+def load(path: str | Path) -> dict[str, dict[str, Any]]:
+    return dict(load_document(path)["users"])
+
+
+def save(path: str | Path, users: dict[str, dict[str, Any]]) -> None:
+    save_document(path, {**load_document(path), "users": users})
+
+
 def add(path: str | Path, name: str, password: str, *, n: int = SCRYPT_N) -> None:
-    if not name or not set(name) <= _NAME_OK or len(name) > 128:
+    if not name or not set(name) <= NAME_CHARACTERS or len(name) > 128:
         raise UsersFileError(f"user name {name!r}: use 1-128 letters, digits, '.', '_', '-' or '@'")
     if not password:
         raise UsersFileError("the password is empty")
