@@ -1,7 +1,8 @@
-"""``gluecat serve``: Hive Metastore Thrift calls over HTTP(S) POST with Basic authentication.
+"""``gluecat serve``: Hive Metastore Thrift calls over HTTP(S) POST with Basic authentication, and on
+the same port, when given one, the AWS Glue and Lake Formation APIs.
 
 The connections, TLS, deadlines and limits are serving/http.py's; the Thrift calls are
-hms/thrift_endpoint.py's; this module puts them together on one route.
+hms/thrift_endpoint.py's, the AWS ones gluecat/aws's; this module puts them together as routes.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gluecat.hms import replies
 from gluecat.hms.thrift_endpoint import BINARY_TYPE, JSON_TYPE, ThriftEndpoint
@@ -18,13 +19,17 @@ from gluecat.serving.basic_auth import Authenticator
 from gluecat.serving.http import HttpServer, Limits, Request
 from gluecat.serving.router import Route, Router
 
+if TYPE_CHECKING:
+    from gluecat.aws.endpoint import AwsEndpoint
+
 __all__ = ["BINARY_TYPE", "JSON_TYPE", "MAX_BODY", "HiveMetastoreServer", "Limits"]
 
 MAX_BODY = Limits().max_body_bytes
 
 
 class HiveMetastoreServer:
-    """A running endpoint; ``port`` is the bound port (useful with port 0)."""
+    """A running endpoint; ``port`` is the bound port (useful with port 0). Given ``aws``, the same
+    port also answers the AWS Glue and Lake Formation APIs (the requests ``aws.accepts``)."""
 
     def __init__(
         self,
@@ -38,6 +43,7 @@ class HiveMetastoreServer:
         tls_key: str | None = None,
         reply_cache_bytes: int = replies.MAX_BYTES,
         limits: Limits | None = None,
+        aws: AwsEndpoint | None = None,
     ) -> None:
         self.auth = Authenticator(Path(users_file))
         self.endpoint = ThriftEndpoint(catalog, reply_cache_bytes)
@@ -48,9 +54,15 @@ class HiveMetastoreServer:
             handle=self.endpoint,
             challenge={"WWW-Authenticate": 'Basic realm="gluecat"'},
         )
+        routes = [route]
+        if aws is not None:
+            from gluecat.aws.route import aws_route
+
+            routes.insert(0, aws_route(aws))
+        router = Router(routes)
         context = tls_settings.server_context(tls_cert, tls_key) if tls_cert is not None else None
         sock = socket.create_server((host, port), backlog=1024)
-        self.http = HttpServer(sock, Router([route]), limits, context)
+        self.http = HttpServer(sock, router, limits, context, early=router.early)
         self.tls = context is not None
         self.host = host
         self.port = int(sock.getsockname()[1])

@@ -169,9 +169,11 @@ class HttpServer:
         handler: Handler,
         limits: Limits | None = None,
         tls: ssl.SSLContext | None = None,
+        early: Callable[[Request], Response | None] | None = None,
     ) -> None:
         self.sock = sock
         self.handler = handler
+        self.early = early
         self.limits = limits or Limits()
         self.tls = tls
         self.max_connections = self.limits.connection_bound()
@@ -348,6 +350,12 @@ class HttpServer:
             method, target, version, headers = parse_head(head)
         except BadRequest as e:
             return await self._refuse(channel, e.status, str(e))
+        if self.early is not None:
+            # A route may refuse a request from its head alone (its own limits, in its own format);
+            # the body is then never read.
+            refusal = self.early(Request(method, target, headers, b"", peer))
+            if refusal is not None:
+                return await self._refuse_with(channel, refusal)
         if headers.get("Transfer-Encoding") is not None:
             return await self._refuse(channel, 411, "send the body with a Content-Length, not chunked")
         declared = headers.get("Content-Length")
@@ -390,10 +398,11 @@ class HttpServer:
     async def _refuse(self, channel: _Channel, status: int, message: str, retry: bool = False) -> bool:
         """Answers a request that will not be read, and closes its connection."""
         extra = {"Retry-After": "1"} if retry else {}
+        return await self._refuse_with(channel, Response(status, f"{message}\n".encode(), headers=extra))
+
+    async def _refuse_with(self, channel: _Channel, response: Response) -> bool:
         async with asyncio.timeout(self.limits.request_timeout):
-            await channel.send(
-                Response(status, f"{message}\n".encode(), headers=extra).encode(keep_alive=False)
-            )
+            await channel.send(response.encode(keep_alive=False))
         # Closing with unread bytes would reset the connection and could destroy the reply before
         # the client reads it: discard what it still sends, for a moment, first.
         with contextlib.suppress(TimeoutError):

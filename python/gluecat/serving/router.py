@@ -19,6 +19,9 @@ class Route:
     """The reply to an authenticated request."""
     challenge: dict[str, str] = field(default_factory=dict)
     """Headers of a 401 reply, e.g. WWW-Authenticate."""
+    refuse_early: Callable[[Request], Response | None] | None = None
+    """A reply to a request judged by its head alone, before its body is read (the request's body is
+    empty then): a protocol's own limits, answered in its own error format. None to go on."""
 
 
 class Router:
@@ -26,6 +29,13 @@ class Router:
 
     def __init__(self, routes: list[Route]) -> None:
         self.routes = routes
+
+    def early(self, request: Request) -> Response | None:
+        """The matching route's refusal of a request from its head, if it has one."""
+        for route in self.routes:
+            if route.matches(request):
+                return route.refuse_early(request) if route.refuse_early is not None else None
+        return None
 
     def __call__(self, request: Request) -> Response:
         for route in self.routes:

@@ -1,0 +1,164 @@
+"""One AWS request in, one reply out: routing, Signature V4, the model's codec, the catalog's answer.
+
+``AwsEndpoint`` knows nothing of sockets. The server that owns the connection asks ``accepts`` whether
+a request is an AWS one, ``refuse_length`` before reading its body, and ``handle`` for the reply.
+
+Glue operations are dispatched to the catalog's method of the same name (botocore's snake_case of
+the operation, with the request's members as keyword arguments), so whatever ``gluecat.Catalog``
+implements is served and nothing else. Lake Formation operations go the same way to the Lake Formation
+client given as ``lake_formation`` (boto3's lakeformation shape), when there is one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from typing import Any
+
+import botocore.session
+from botocore import xform_name
+from botocore.exceptions import ClientError
+from botocore.model import ServiceModel
+
+from gluecat.aws import sigv4
+from gluecat.aws.errors import AwsError, unknown_operation
+from gluecat.aws.keys import AccessKeys
+from gluecat.aws.protocols import GlueJson, LakeFormationRest, Protocol, Reply
+from gluecat.errors import GlueError
+
+log = logging.getLogger("gluecat.aws")
+
+MAX_BODY = 16 * 1024 * 1024
+DEFAULT_REGION = "us-east-1"
+
+
+@functools.cache
+def service_model(name: str) -> ServiceModel:
+    """botocore's model of a service, loaded once per process."""
+    return botocore.session.get_session().get_service_model(name)
+
+
+@functools.cache
+def _glue() -> GlueJson:
+    return GlueJson(service_model("glue"))
+
+
+@functools.cache
+def _lake_formation() -> LakeFormationRest:
+    return LakeFormationRest(service_model("lakeformation"))
+
+
+def lower_headers(headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """Header names in lower case, each with every value it arrived with, in order."""
+    items = headers.items() if isinstance(headers, Mapping) else headers
+    out: dict[str, list[str]] = {}
+    for name, value in items:
+        out.setdefault(name.lower(), []).append(value)
+    return out
+
+
+class AwsEndpoint:
+    """The AWS Glue (JSON 1.1) and Lake Formation (REST-JSON) APIs over one catalog.
+
+    ``region`` is the region clients must sign for; ``max_body`` the largest request body accepted.
+    ``lake_formation`` is the object whose methods answer Lake Formation's operations; without one, they
+    are UnknownOperationException.
+    """
+
+    def __init__(
+        self,
+        catalog: Any,
+        access_keys: AccessKeys,
+        *,
+        region: str = DEFAULT_REGION,
+        lake_formation: Any = None,
+        max_body: int = MAX_BODY,
+    ) -> None:
+        self.catalog = catalog
+        self.lake_formation = lake_formation
+        self.access_keys = access_keys
+        self.region = region
+        self.max_body = max_body
+        # The protocols keep only what the models determine (routes, converters), so endpoints share them.
+        self.glue = _glue()
+        self.rest = _lake_formation()
+
+    def accepts(self, method: str, path: str, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> bool:
+        """Whether a request is for this endpoint: it names an X-Amz-Target, is addressed to a Lake
+        Formation operation, or carries a Signature V4. Everything else is another protocol's."""
+        bare, _, query = path.partition("?")
+        lower = lower_headers(headers)
+        if "x-amz-target" in lower or (method == "POST" and bare in self.rest.paths):
+            return True
+        authorization = lower.get("authorization", [""])[0]
+        return authorization.startswith("AWS4-") or "X-Amz-Signature=" in query
+
+    def refuse_length(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> Reply | None:
+        """The reply for a request whose declared body is missing or too large, before it is read."""
+        length = lower_headers(headers).get("content-length", [""])[0]
+        try:
+            size = int(length)
+        except ValueError:
+            return self.glue.error("LengthRequiredException", "A Content-Length is required.", 411)
+        if size < 0 or size > self.max_body:
+            return self.glue.error(
+                "RequestEntityTooLargeException",
+                f"Request must be smaller than {self.max_body + 1} bytes.",
+                413,
+            )
+        return None
+
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: Mapping[str, str] | Iterable[tuple[str, str]],
+        body: bytes,
+        *,
+        now: datetime | None = None,
+    ) -> Reply:
+        """The reply to one request (``path`` with its query string, as it arrived)."""
+        lower = lower_headers(headers)
+        bare, _, query = path.partition("?")
+        target = lower.get("x-amz-target", [None])[0]
+        protocol: Protocol = self.glue if target is not None or bare == "/" else self.rest
+        try:
+            key_id = sigv4.verify(
+                method,
+                bare,
+                query,
+                lower,
+                body,
+                region=self.region,
+                service=protocol.service,
+                key_for=self.access_keys.signing_key,
+                must_sign=("x-amz-target",),
+                now=now,
+            )
+            if protocol is self.glue:
+                operation = self.glue.operation(method, bare, target)
+                implementation = self.catalog
+            else:
+                operation = self.rest.operation(method, bare)
+                implementation = self.lake_formation
+            call = getattr(implementation, xform_name(operation.name), None)
+            if call is None:
+                raise unknown_operation(f"gluecat does not serve the operation {operation.name}")
+            params = protocol.read(operation, body)
+        except AwsError as e:
+            return protocol.error(e.code, e.message, e.status)
+        try:
+            result = call(**params)
+        except (GlueError, ClientError) as e:
+            error = e.response["Error"]
+            return protocol.error(str(error["Code"]), str(error["Message"]))
+        except Exception:
+            log.exception("%s failed (access key %s)", operation.name, key_id)
+            return protocol.error("InternalServiceException", "An internal error occurred.")
+        try:
+            return protocol.reply(operation, result)
+        except (TypeError, ValueError):
+            log.exception("the answer to %s does not fit its output shape", operation.name)
+            return protocol.error("InternalServiceException", "An internal error occurred.")

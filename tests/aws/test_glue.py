@@ -1,0 +1,171 @@
+"""The Glue API over HTTPS with boto3: values, errors and routing as AWS gives them."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from botocore.exceptions import ClientError
+
+from gluecat.hms import users
+from tests.aws_wire import Served
+
+from .conftest import glue_request, send, sign
+
+
+def make_table(glue: Any, name: str = "t", **overrides: Any) -> None:
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": name,
+            "StorageDescriptor": {
+                "Columns": [{"Name": "id", "Type": "bigint"}, {"Name": "price", "Type": "decimal(10,2)"}],
+                "Location": f"s3://lake/{name}/",
+            },
+            "PartitionKeys": [{"Name": "dt", "Type": "string"}],
+            **overrides,
+        },
+    )
+
+
+@pytest.fixture
+def db(glue: Any) -> Any:
+    glue.create_database(DatabaseInput={"Name": "db"})
+    return glue
+
+
+def test_timestamps_arrive_to_the_microsecond(db: Any, served: Served) -> None:
+    make_table(db)
+    db.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[{"Values": ["2024-01-01"]}]
+    )
+    wire = db.get_table(DatabaseName="db", Name="t")["Table"]
+    local = served.catalog.get_table(DatabaseName="db", Name="t")["Table"]
+    assert wire["CreateTime"] == local["CreateTime"] and wire["UpdateTime"] == local["UpdateTime"]
+    assert local["CreateTime"].microsecond != 0  # or the comparison above proves little
+    wire_partition = db.get_partitions(DatabaseName="db", TableName="t")["Partitions"][0]
+    assert (
+        wire_partition["CreationTime"]
+        == served.catalog.get_partitions(DatabaseName="db", TableName="t")["Partitions"][0]["CreationTime"]
+    )
+
+
+def test_a_timestamp_in_a_request_is_the_callers_instant(db: Any) -> None:
+    make_table(db)
+    between = datetime.now(UTC)
+    time.sleep(0.01)
+    db.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "v2"})
+    assert "Description" not in db.get_table(DatabaseName="db", Name="t", QueryAsOfTime=between)["Table"]
+    assert db.get_table(DatabaseName="db", Name="t")["Table"]["Description"] == "v2"
+
+
+def test_blob_members_travel_as_base64(db: Any, served: Served) -> None:
+    make_table(db)
+    stats = {
+        "ColumnName": "price",
+        "ColumnType": "decimal(10,2)",
+        "AnalyzedTime": datetime(2024, 5, 1, 12, 0, 0, 250000, tzinfo=UTC),
+        "StatisticsData": {
+            "Type": "DECIMAL",
+            "DecimalColumnStatisticsData": {
+                "MinimumValue": {"UnscaledValue": (-5).to_bytes(2, "big", signed=True), "Scale": 2},
+                "MaximumValue": {"UnscaledValue": (123456).to_bytes(3, "big", signed=True), "Scale": 2},
+                "NumberOfNulls": 0,
+                "NumberOfDistinctValues": 7,
+            },
+        },
+    }
+    assert (
+        db.update_column_statistics_for_table(DatabaseName="db", TableName="t", ColumnStatisticsList=[stats])[
+            "Errors"
+        ]
+        == []
+    )
+    got = db.get_column_statistics_for_table(DatabaseName="db", TableName="t", ColumnNames=["price"])
+    assert got["ColumnStatisticsList"] == [stats]
+    local = served.catalog.get_column_statistics_for_table(
+        DatabaseName="db", TableName="t", ColumnNames=["price"]
+    )
+    assert local["ColumnStatisticsList"] == [stats]
+
+
+def test_errors_are_the_client_exception_classes_with_aws_status(db: Any) -> None:
+    with pytest.raises(db.exceptions.EntityNotFoundException, match="Database nope not found") as missing:
+        db.get_database(Name="nope")
+    assert missing.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert missing.value.operation_name == "GetDatabase"
+    with pytest.raises(db.exceptions.AlreadyExistsException):
+        db.create_database(DatabaseInput={"Name": "DB"})
+    make_table(db)
+    db.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "a"}, VersionId="1")
+    with pytest.raises(db.exceptions.ConcurrentModificationException, match="VersionId"):
+        db.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "b"}, VersionId="1")
+
+
+def test_members_of_the_wrong_type_are_named_by_the_apis_validation(served: Served) -> None:
+    glue = served.client(parameter_validation=False)
+    with pytest.raises(glue.exceptions.InvalidInputException, match="MaxResults"):
+        glue.get_databases(MaxResults="ten")
+    # botocore cannot send a timestamp that is not one; a request of another client can
+    request = glue_request(
+        served, "GetTable", {"DatabaseName": "db", "Name": "t", "QueryAsOfTime": "yesterday"}
+    )
+    sign(request, served.credentials.key_id, served.credentials.secret)
+    status, _, body = send(served, request)
+    assert (status, body["__type"]) == (400, "InvalidInputException")
+    assert "QueryAsOfTime" in body["Message"]
+
+
+def test_an_operation_gluecat_does_not_serve_is_unknown(glue: Any) -> None:
+    with pytest.raises(ClientError) as err:
+        glue.start_crawler(Name="c")
+    assert err.value.response["Error"]["Code"] == "UnknownOperationException"
+    assert "StartCrawler" in err.value.response["Error"]["Message"]
+
+
+@pytest.mark.parametrize("target", ["AWSGlue.NoSuchOperation", "AmazonS3.GetObject"])
+def test_an_unknown_target_is_unknown(served: Served, target: str) -> None:
+    request = glue_request(served, "GetDatabases")
+    request.headers.replace_header("X-Amz-Target", target)
+    sign(request, served.credentials.key_id, served.credentials.secret)
+    status, _, body = send(served, request)
+    assert (status, body["__type"]) == (400, "UnknownOperationException")
+
+
+@pytest.mark.parametrize("body", [b"{", b"[1, 2]", b'"text"', b"[" * 100_000])
+def test_a_body_that_is_not_a_json_object_is_a_serialization_error(served: Served, body: bytes) -> None:
+    request = glue_request(served, "GetDatabases", body)
+    sign(request, served.credentials.key_id, served.credentials.secret)
+    status, _, reply = send(served, request)
+    assert (status, reply["__type"]) == (400, "SerializationException")
+
+
+def test_the_hive_metastore_protocol_is_served_on_the_same_port(served: Served, glue: Any) -> None:
+    import base64
+    import ssl
+
+    from thrift.protocol import TJSONProtocol
+    from thrift.transport import THttpClient
+
+    from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
+
+    users.add(served.credentials.users_file, "bob", "bobs password", n=2**10)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    transport = THttpClient.THttpClient(
+        served.url + "/", ssl_context=ssl.create_default_context(cafile=served.ca_bundle)
+    )
+    transport.setCustomHeaders(
+        {
+            "Authorization": "Basic " + base64.b64encode(b"bob:bobs password").decode(),
+            "Content-Type": "application/vnd.apache.thrift.json",
+        }
+    )
+    try:
+        assert ThriftHiveMetastore.Client(TJSONProtocol.TJSONProtocol(transport)).get_all_databases() == [
+            "db"
+        ]
+    finally:
+        transport.close()
+        users.remove(served.credentials.users_file, "bob")

@@ -1,0 +1,111 @@
+"""gluecat serving the AWS APIs over HTTPS on 127.0.0.1, and real boto3 clients of it.
+
+Shared by tests/aws (the endpoint's own tests) and tests/api (the API suite run over the wire).
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+from gluecat.aws import keys
+from gluecat.aws.endpoint import AwsEndpoint
+from gluecat.hms.server import HiveMetastoreServer
+
+REGION = "us-east-1"
+USER = "alice"
+
+# One botocore session for every client: it loads each service model once.
+_session = boto3.session.Session()
+
+
+def make_certificate(folder: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1 (cert.pem, key.pem), made with the cryptography package."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
+        )
+        .sign(key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+    )
+    return cert_path, key_path
+
+
+@dataclass(frozen=True)
+class Credentials:
+    users_file: Path
+    key_id: str
+    secret: str
+
+
+def make_credentials(folder: Path) -> Credentials:
+    """A users file with one access key of user alice."""
+    folder.mkdir(parents=True, exist_ok=True)
+    users_file = folder / "users.json"
+    key_id, secret = keys.add(users_file, USER)
+    return Credentials(users_file, key_id, secret)
+
+
+class Served:
+    """A catalog served over HTTPS, the Hive Metastore protocol and the AWS APIs on one port."""
+
+    def __init__(
+        self, catalog: Any, credentials: Credentials, certificate: tuple[Path, Path], **endpoint: Any
+    ) -> None:
+        self.catalog = catalog
+        self.credentials = credentials
+        self.ca_bundle = str(certificate[0])
+        self.endpoint = AwsEndpoint(
+            catalog, keys.AccessKeys(credentials.users_file), region=REGION, **endpoint
+        )
+        self.server = HiveMetastoreServer(
+            catalog,
+            credentials.users_file,
+            tls_cert=str(certificate[0]),
+            tls_key=str(certificate[1]),
+            aws=self.endpoint,
+        ).start()
+        self.url = f"https://127.0.0.1:{self.server.port}"
+
+    def client(self, service: str = "glue", *, secret: str | None = None, **config: Any) -> Any:
+        """A boto3 client of this server; no retries, so that each call is one request."""
+        return _session.client(
+            service,
+            endpoint_url=self.url,
+            region_name=config.pop("region_name", REGION),
+            aws_access_key_id=config.pop("aws_access_key_id", self.credentials.key_id),
+            aws_secret_access_key=secret if secret is not None else self.credentials.secret,
+            verify=self.ca_bundle,
+            config=Config(retries={"max_attempts": 1}, **config),
+        )
+
+    def stop(self) -> None:
+        self.server.stop()
