@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
+import os
 import sys
 from typing import Any
 
@@ -12,8 +13,18 @@ from gluecat.hms import users
 from gluecat.serving.http import Limits
 
 
+def _lake_formation(warehouse: str) -> Any:
+    """The Lake Formation client the AWS endpoint dispatches to, once gluecat has one."""
+    import gluecat
+
+    factory = getattr(gluecat, "LakeFormation", None)
+    return factory(warehouse) if factory is not None else None
+
+
 def _serve(args: argparse.Namespace) -> int:
     from gluecat import Catalog
+    from gluecat.aws import client_config, keys
+    from gluecat.aws.endpoint import AwsEndpoint
     from gluecat.hms.server import HiveMetastoreServer
 
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -24,12 +35,20 @@ def _serve(args: argparse.Namespace) -> int:
             "gluecat serve: give --tls-cert and --tls-key, or --insecure-http for plain HTTP", file=sys.stderr
         )
         return 2
-    if not users.load(args.users):
+    if not users.load(args.users) and not keys.listing(args.users):
         print(f"gluecat serve: {args.users} has no users; add one with 'gluecat users add'", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    catalog = Catalog(args.warehouse)
+    aws = AwsEndpoint(
+        catalog,
+        keys.AccessKeys(args.users, args.key_file),
+        region=args.region,
+        lake_formation=_lake_formation(args.warehouse),
+        max_body=int(args.max_body_mb * 1024 * 1024),
+    )
     server = HiveMetastoreServer(
-        Catalog(args.warehouse),
+        catalog,
         args.users,
         host=args.host,
         port=args.port,
@@ -45,47 +64,87 @@ def _serve(args: argparse.Namespace) -> int:
             idle_timeout=args.idle_timeout,
             request_timeout=args.request_timeout,
         ),
+        aws=aws,
     )
     if not server.tls:
         print(
             "WARNING: serving over plain HTTP (--insecure-http): credentials cross the network unencrypted",
             file=sys.stderr,
         )
-    print(f"gluecat Hive Metastore endpoint on {server.url} (warehouse {args.warehouse})", flush=True)
+    print(f"gluecat Hive Metastore endpoint on {server.url} (warehouse {args.warehouse})")
+    aws_url = f"{'https' if server.tls else 'http'}://{server.host}:{server.port}"
+    ca_bundle = os.path.abspath(args.tls_cert) if args.tls_cert else None
+    print("\n".join(client_config.banner(aws_url, args.region, ca_bundle, args.users)), flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
     return 0
 
 
 def _users_add(args: argparse.Namespace) -> int:
-    if not args.password_stdin:
-        print("gluecat users add: pass the password on standard input with --password-stdin", file=sys.stderr)
+    from gluecat.aws import keys
+
+    if not args.password_stdin and not args.access_key:
+        print(
+            "gluecat users add: pass the password on standard input with --password-stdin, "
+            "or ask for an AWS access key with --access-key",
+            file=sys.stderr,
+        )
         return 2
-    password = sys.stdin.readline().rstrip("\r\n")
     try:
-        users.add(args.file, args.name, password)
+        if args.password_stdin:
+            password = sys.stdin.readline().rstrip("\r\n")
+            users.add(args.file, args.name, password)
+            print(
+                f"user {args.name} saved in {args.file}", file=sys.stderr if args.access_key else sys.stdout
+            )
+        if args.access_key:
+            key_id, secret = keys.add(args.file, args.name, key_file=args.key_file)
     except users.UsersFileError as e:
         print(f"gluecat users add: {e}", file=sys.stderr)
         return 2
-    print(f"user {args.name} saved in {args.file}")
+    if args.access_key:
+        key_file = args.key_file or keys.key_file_for(args.file)
+        print(
+            f"access key {key_id} of {args.name} saved in {args.file}, its secret encrypted with {key_file}; "
+            "the secret is shown only now: paste these lines under a profile in ~/.aws/credentials",
+            file=sys.stderr,
+        )
+        print(f"aws_access_key_id = {key_id}\naws_secret_access_key = {secret}")
     return 0
 
 
 def _users_remove(args: argparse.Namespace) -> int:
-    if not users.remove(args.file, args.name):
+    from gluecat.aws import keys
+
+    removed_keys = keys.remove(args.file, args.name, args.access_key)
+    if args.access_key is not None:
+        if not removed_keys:
+            print(f"gluecat users remove: {args.name} has no access key {args.access_key}", file=sys.stderr)
+            return 1
+        return 0
+    if not users.remove(args.file, args.name) and not removed_keys:
         print(f"gluecat users remove: no user {args.name} in {args.file}", file=sys.stderr)
         return 1
     return 0
 
 
 def _users_list(args: argparse.Namespace) -> int:
-    for name in sorted(users.load(args.file)):
+    from gluecat.aws import keys
+
+    access_keys = keys.listing(args.file)
+    for name in sorted(set(users.load(args.file)) | set(access_keys)):
         print(name)
+        if args.access_keys:
+            for key_id, created in access_keys.get(name, []):
+                print(f"  {key_id}  created {created}")
     return 0
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("serve", help="serve the Hive Metastore protocol (Thrift over HTTP(S))")
+    p = sub.add_parser(
+        "serve",
+        help="serve the Hive Metastore protocol and the AWS Glue and Lake Formation APIs over HTTP(S)",
+    )
     p.add_argument("--warehouse", "-w", default="warehouse")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=9083)
@@ -137,18 +196,30 @@ def register(sub: Any) -> None:
         default=defaults.request_timeout,
         help="seconds for a request's body to arrive, and for its reply to be taken (default %(default)s)",
     )
+    p.add_argument(
+        "--region", default="us-east-1", help="the region AWS clients sign for (default us-east-1)"
+    )
+    p.add_argument("--key-file", help="the key that encrypts the access keys' secrets (default: USERS.key)")
     p.set_defaults(func=_serve)
     u = sub.add_parser("users", help="manage the users of gluecat serve")
     usub = u.add_subparsers(dest="users_command", required=True)
-    a = usub.add_parser("add", help="add a user or change its password")
+    a = usub.add_parser("add", help="add a user, change its password, or give it an AWS access key")
     a.add_argument("name")
     a.add_argument("--file", required=True)
     a.add_argument("--password-stdin", action="store_true")
+    a.add_argument(
+        "--access-key",
+        action="store_true",
+        help="make an AWS access key for the user; prints its id and secret once, for ~/.aws/credentials",
+    )
+    a.add_argument("--key-file", help="the key that encrypts the access keys' secrets (default: FILE.key)")
     a.set_defaults(func=_users_add)
-    r = usub.add_parser("remove", help="remove a user")
+    r = usub.add_parser("remove", help="remove a user and its access keys, or one access key")
     r.add_argument("name")
     r.add_argument("--file", required=True)
+    r.add_argument("--access-key", metavar="KEY_ID", help="remove only this access key")
     r.set_defaults(func=_users_remove)
     listing = usub.add_parser("list", help="list the users")
     listing.add_argument("--file", required=True)
+    listing.add_argument("--access-keys", action="store_true", help="and each user's access key ids")
     listing.set_defaults(func=_users_list)
