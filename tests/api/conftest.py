@@ -1,20 +1,67 @@
+"""The API suite runs twice: on ``gluecat.Catalog`` in this process (``[python]``), and on boto3's Glue
+client against ``gluecat serve``'s AWS endpoint over HTTPS (``[wire]``), expecting the same results.
+
+Every test that takes the ``catalog`` fixture (directly or through one built on it) is parametrised so,
+unless it is marked ``in_process``: it reaches into the Python objects (the store, a second Catalog on
+the warehouse, explain_partitions) or into Python's own calling conventions. The wire client has
+parameter validation off, so that malformed requests reach the server and its own validation answers;
+errors are caught as ``catalog.exceptions.X``, which both kinds of client offer. The served Catalog's
+responses are checked against botocore's output shapes too (the recorder below patches the class).
+"""
+
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gluecat import Catalog
 from gluecat.api.service import operations
+from tests.aws_wire import Credentials, Served, make_certificate, make_credentials
 
 from .response_shapes import problems
 
 
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "catalog" in metafunc.fixturenames:
+        in_process = metafunc.definition.get_closest_marker("in_process") is not None
+        metafunc.parametrize("api", ["python"] if in_process else ["python", "wire"], indirect=True)
+
+
 @pytest.fixture
-def catalog(warehouse: str) -> Catalog:
-    return Catalog(warehouse)
+def api(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def wire_certificate(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    return make_certificate(tmp_path_factory.mktemp("api-tls"))
+
+
+@pytest.fixture(scope="session")
+def wire_credentials(tmp_path_factory: pytest.TempPathFactory) -> Credentials:
+    return make_credentials(tmp_path_factory.mktemp("api-users"))
+
+
+@pytest.fixture
+def catalog(api: str, warehouse: str, request: pytest.FixtureRequest) -> Any:
+    if api == "python":
+        return Catalog(warehouse)
+    served = Served(
+        Catalog(warehouse),
+        request.getfixturevalue("wire_credentials"),
+        request.getfixturevalue("wire_certificate"),
+    )
+    request.addfinalizer(served.stop)
+    return served.client(parameter_validation=False)
+
+
+def in_process(client: Any) -> bool:
+    """Whether a test's client is the Python API itself (for what only it can tell, e.g. query plans)."""
+    return isinstance(client, Catalog)
 
 
 @pytest.fixture(autouse=True)

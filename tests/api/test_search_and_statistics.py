@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 import pytest
 
 from gluecat import Catalog
-from gluecat.errors import EntityNotFoundException, InvalidInputException
 
 from .conftest import table_input
 
@@ -74,7 +73,7 @@ def test_sort_criteria_and_paging(lake: Catalog) -> None:
         "crm.contacts",
     ]
     assert "NextToken" not in rest
-    with pytest.raises(InvalidInputException, match="SortCriteria"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="SortCriteria"):
         lake.search_tables(SortCriteria=[{"FieldName": "Columns", "Sort": "ASC"}])
 
 
@@ -113,7 +112,7 @@ def test_column_statistics_round_trip(lake: Catalog) -> None:
         "nope": "InvalidInputException",
     }
     lake.delete_column_statistics_for_table(DatabaseName="sales", TableName="customer-link", ColumnName="id")
-    with pytest.raises(EntityNotFoundException):
+    with pytest.raises(lake.exceptions.EntityNotFoundException):
         lake.delete_column_statistics_for_table(
             DatabaseName="sales", TableName="customer-link", ColumnName="id"
         )
@@ -130,13 +129,13 @@ def test_statistics_of_the_wrong_type_or_column_are_reported_per_item(lake: Cata
 
 
 def test_statistics_limits(lake: Catalog) -> None:
-    with pytest.raises(InvalidInputException, match="25"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="25"):
         lake.update_column_statistics_for_table(
             DatabaseName="sales",
             TableName="customer-link",
             ColumnStatisticsList=[long_stats("id", 1, 2)] * 26,
         )
-    with pytest.raises(InvalidInputException, match="ColumnNames"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="ColumnNames"):
         lake.get_column_statistics_for_table(
             DatabaseName="sales", TableName="customer-link", ColumnNames=["id"] * 101
         )
