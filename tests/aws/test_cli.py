@@ -78,7 +78,9 @@ def serving(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serving]:
     warehouse = str(folder / "warehouse")
     glue = Catalog(warehouse)
     glue.create_database(DatabaseInput={"Name": "db"})
-    glue.create_table(DatabaseName="db", TableInput={"Name": "orders", "Parameters": {"classification": "parquet"}})
+    glue.create_table(
+        DatabaseName="db", TableInput={"Name": "orders", "Parameters": {"classification": "parquet"}}
+    )
     port = free_port()
     proc = subprocess.Popen(
         [
@@ -122,10 +124,14 @@ def test_serve_prints_the_endpoint_and_the_lines_to_paste(serving: Serving) -> N
     assert f"export AWS_CA_BUNDLE={serving.cert}" in serving.banner
 
 
-def test_boto3_with_the_printed_profile(serving: Serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_boto3_with_the_printed_profile(
+    serving: Serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = tmp_path / "config"
     config.write_text(
-        "\n".join(_section(serving.banner, "For boto3 and the AWS CLI, in ~/.aws/config:", "or in the environment:"))
+        "\n".join(
+            _section(serving.banner, "For boto3 and the AWS CLI, in ~/.aws/config:", "or in the environment:")
+        )
         + "\n"
     )
     credentials = tmp_path / "credentials"
@@ -144,7 +150,11 @@ def test_boto3_with_the_printed_profile(serving: Serving, tmp_path: Path, monkey
 def _aws_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
     return subprocess.run(
-        [sys.executable, "-m", "awscli", *args], capture_output=True, text=True, env={**clean, **env}, timeout=120
+        [sys.executable, "-m", "awscli", *args],
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
+        timeout=120,
     )
 
 
