@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import calendar
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -75,9 +74,9 @@ def _iso_to_datetime(value: Any) -> Any:
 
 def _datetime_to_epoch(value: Any) -> Any:
     if isinstance(value, datetime):
-        # Whole seconds and microseconds added as integers, then divided once: the float that
-        # botocore parses back to exactly this microsecond.
-        return (calendar.timegm(value.utctimetuple()) * 1_000_000 + value.microsecond) / 1_000_000
+        # An aware datetime's timestamp() divides its whole microseconds since the epoch once: the
+        # float that botocore parses back to exactly this microsecond.
+        return (value if value.tzinfo is not None else value.replace(tzinfo=UTC)).timestamp()
     return value
 
 
