@@ -169,3 +169,28 @@ def test_the_hive_metastore_protocol_is_served_on_the_same_port(served: Served, 
     finally:
         transport.close()
         users.remove(served.credentials.users_file, "bob")
+
+
+def test_replies_kept_for_planners_never_outlive_a_commit(db: Any, served: Served, warehouse: str) -> None:
+    """Read replies are reused while the warehouse is unchanged; a commit from anywhere (here another
+    Catalog on the warehouse, as another process) makes them misses, and errors are never kept."""
+    from gluecat import Catalog
+
+    make_table(db)
+    db.batch_create_partition(DatabaseName="db", TableName="t", PartitionInputList=[{"Values": ["a"]}])
+    first = db.get_partitions(DatabaseName="db", TableName="t")["Partitions"]
+    assert db.get_partitions(DatabaseName="db", TableName="t")["Partitions"] == first
+    assert served.endpoint.replies is not None and served.endpoint.replies.get(
+        ("GetPartitions", b'{"DatabaseName": "db", "TableName": "t"}'), served.catalog.warehouse_version()
+    )
+    with pytest.raises(db.exceptions.EntityNotFoundException):
+        db.get_table(DatabaseName="db", Name="later")
+
+    other = Catalog(warehouse)
+    other.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["b"]})
+    other.create_table(DatabaseName="db", TableInput={"Name": "later"})
+    assert [p["Values"] for p in db.get_partitions(DatabaseName="db", TableName="t")["Partitions"]] == [
+        ["a"],
+        ["b"],
+    ]
+    assert db.get_table(DatabaseName="db", Name="later")["Table"]["Name"] == "later"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
@@ -27,11 +28,15 @@ from gluecat.aws.errors import AwsError, unknown_operation
 from gluecat.aws.keys import AccessKeys
 from gluecat.aws.protocols import GlueJson, LakeFormationRest, Protocol, Reply
 from gluecat.errors import GlueError
+from gluecat.hms.replies import MAX_BYTES, ReplyCache
 
 log = logging.getLogger("gluecat.aws")
 
 MAX_BODY = 16 * 1024 * 1024
 DEFAULT_REGION = "us-east-1"
+
+# The calls that query planners repeat, whose encoded replies are kept while the warehouse is unchanged.
+CACHED = frozenset({"GetTable", "GetTables", "GetPartition", "GetPartitions", "BatchGetPartition"})
 
 
 @functools.cache
@@ -65,6 +70,11 @@ class AwsEndpoint:
     ``region`` is the region clients must sign for; ``max_body`` the largest request body accepted.
     ``lake_formation`` is the object whose methods answer Lake Formation's operations; without one, they
     are UnknownOperationException.
+
+    Replies to the read calls in CACHED are kept encoded (``reply_cache_bytes`` in all, 0 for none),
+    keyed by the request body and labelled with the warehouse version read before they were computed,
+    and served only while that version is the latest: any commit anywhere makes them misses, as for the
+    Hive Metastore endpoint's replies (hms/replies.py). Calls in a transaction are never cached.
     """
 
     def __init__(
@@ -75,12 +85,14 @@ class AwsEndpoint:
         region: str = DEFAULT_REGION,
         lake_formation: Any = None,
         max_body: int = MAX_BODY,
+        reply_cache_bytes: int = MAX_BYTES,
     ) -> None:
         self.catalog = catalog
         self.lake_formation = lake_formation
         self.access_keys = access_keys
         self.region = region
         self.max_body = max_body
+        self.replies = ReplyCache(reply_cache_bytes) if reply_cache_bytes > 0 else None
         # The protocols keep only what the models determine (routes, converters), so endpoints share them.
         self.glue = _glue()
         self.rest = _lake_formation()
@@ -149,6 +161,17 @@ class AwsEndpoint:
             params = protocol.read(operation, body)
         except AwsError as e:
             return protocol.error(e.code, e.message, e.status)
+        cache_key, version = None, 0
+        if (
+            self.replies is not None
+            and operation.name in CACHED
+            and "TransactionId" not in params
+            and implementation is self.catalog
+        ):
+            cache_key, version = (operation.name, body), self.catalog.warehouse_version()
+            cached = self.replies.get(cache_key, version)
+            if cached is not None:
+                return 200, protocol.headers(protocol.content_type, str(uuid.uuid4())), cached
         try:
             result = call(**params)
         except (GlueError, ClientError) as e:
@@ -158,7 +181,10 @@ class AwsEndpoint:
             log.exception("%s failed (access key %s)", operation.name, key_id)
             return protocol.error("InternalServiceException", "An internal error occurred.")
         try:
-            return protocol.reply(operation, result)
+            reply = protocol.reply(operation, result)
         except (TypeError, ValueError):
             log.exception("the answer to %s does not fit its output shape", operation.name)
             return protocol.error("InternalServiceException", "An internal error occurred.")
+        if cache_key is not None and self.replies is not None:
+            self.replies.put(cache_key, version, reply[2])
+        return reply

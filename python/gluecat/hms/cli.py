@@ -46,6 +46,7 @@ def _serve(args: argparse.Namespace) -> int:
         region=args.region,
         lake_formation=_lake_formation(args.warehouse),
         max_body=int(args.max_body_mb * 1024 * 1024),
+        reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
     )
     server = HiveMetastoreServer(
         catalog,
@@ -159,7 +160,7 @@ def register(sub: Any) -> None:
         "--reply-cache-mb",
         type=int,
         default=256,
-        help="memory for encoded replies reused while the warehouse is unchanged (0: none)",
+        help="memory for encoded replies reused while the warehouse is unchanged, for each protocol (0: none)",
     )
     defaults = Limits()
     p.add_argument(
