@@ -162,3 +162,20 @@ def test_a_path_that_is_no_operation_is_not_found(lf_served: Served) -> None:
     )
     status, headers, _ = send(lf_served, request)
     assert (status, headers["x-amzn-errortype"]) == (404, "UnknownOperationException")
+
+
+def test_a_body_over_the_limit_is_refused_in_the_rest_json_way(
+    warehouse: str, credentials: Credentials, certificate: tuple[Path, Path]
+) -> None:
+    from botocore.awsrequest import AWSRequest
+
+    served = Served(Catalog(warehouse), credentials, certificate, max_body=100)
+    try:
+        request = AWSRequest(
+            method="POST", url=served.url + "/StartTransaction", data=b"{" + b" " * 200 + b"}"
+        )
+        status, headers, body = send(served, request)
+        assert (status, headers["x-amzn-errortype"]) == (413, "RequestEntityTooLargeException")
+        assert body["message"] == "Request must be smaller than 101 bytes."
+    finally:
+        served.stop()

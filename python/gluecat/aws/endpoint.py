@@ -107,20 +107,27 @@ class AwsEndpoint:
         authorization = lower.get("authorization", [""])[0]
         return authorization.startswith("AWS4-") or "X-Amz-Signature=" in query
 
-    def refuse_length(self, headers: Mapping[str, str] | Iterable[tuple[str, str]]) -> Reply | None:
+    def refuse_length(
+        self, path: str, headers: Mapping[str, str] | Iterable[tuple[str, str]]
+    ) -> Reply | None:
         """The reply for a request whose declared body is missing or too large, before it is read."""
-        length = lower_headers(headers).get("content-length", [""])[0]
+        lower = lower_headers(headers)
+        protocol = self._protocol(path, lower)
         try:
-            size = int(length)
+            size = int(lower.get("content-length", [""])[0])
         except ValueError:
-            return self.glue.error("LengthRequiredException", "A Content-Length is required.", 411)
+            return protocol.error("LengthRequiredException", "A Content-Length is required.", 411)
         if size < 0 or size > self.max_body:
-            return self.glue.error(
+            return protocol.error(
                 "RequestEntityTooLargeException",
                 f"Request must be smaller than {self.max_body + 1} bytes.",
                 413,
             )
         return None
+
+    def _protocol(self, path: str, lower: Mapping[str, list[str]]) -> Protocol:
+        """Glue's JSON 1.1 for X-Amz-Target requests (and anything at /), else Lake Formation's REST-JSON."""
+        return self.glue if "x-amz-target" in lower or path.partition("?")[0] == "/" else self.rest
 
     def handle(
         self,
@@ -135,7 +142,7 @@ class AwsEndpoint:
         lower = lower_headers(headers)
         bare, _, query = path.partition("?")
         target = lower.get("x-amz-target", [None])[0]
-        protocol: Protocol = self.glue if target is not None or bare == "/" else self.rest
+        protocol = self._protocol(bare, lower)
         try:
             key_id = sigv4.verify(
                 method,

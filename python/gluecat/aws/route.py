@@ -24,7 +24,7 @@ def aws_route(endpoint: AwsEndpoint) -> Route:
     """
 
     def early(request: Request) -> Response | None:
-        reply = endpoint.refuse_length(request.headers.fields)
+        reply = endpoint.refuse_length(request.target, request.headers.fields)
         return _response(reply, close=True) if reply is not None else None
 
     return Route(
