@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
-from gluecat.errors import EntityNotFoundException, InvalidInputException
+from gluecat.errors import InvalidInputException
 
 
 def part(*values: str, **extra: Any) -> dict[str, Any]:
@@ -43,6 +43,7 @@ def partitions(glue: Catalog) -> dict[tuple[str, ...], dict[str, Any]]:
     }
 
 
+@pytest.mark.in_process
 def test_entries_are_applied_in_one_commit(glue: Catalog) -> None:
     before = partitions(glue)
     version = glue.warehouse_version()
@@ -103,6 +104,7 @@ def test_later_entries_see_earlier_ones(glue: Catalog) -> None:
     assert after[("d6", "eu")]["Parameters"] == {"hops": "2"}
 
 
+@pytest.mark.in_process
 def test_the_request_is_checked_whole_before_anything_changes(glue: Catalog) -> None:
     version = glue.warehouse_version()
     with pytest.raises(
@@ -116,13 +118,13 @@ def test_the_request_is_checked_whole_before_anything_changes(glue: Catalog) -> 
                 entry(["d1", "us"], {"Values": ["d1", "us"], "StorageDescriptor": {"Location": "x" * 2057}}),
             ],
         )
-    with pytest.raises(InvalidInputException, match="Entries: must have at least 1 item"):
+    with pytest.raises(glue.exceptions.InvalidInputException, match="Entries: must have at least 1 item"):
         glue.batch_update_partition(DatabaseName="db", TableName="t", Entries=[])
-    with pytest.raises(InvalidInputException, match="Entries: has 101 items; at most 100"):
+    with pytest.raises(glue.exceptions.InvalidInputException, match="Entries: has 101 items; at most 100"):
         glue.batch_update_partition(
             DatabaseName="db", TableName="t", Entries=[entry(["d1", "eu"], part("d1", "eu"))] * 101
         )
-    with pytest.raises(EntityNotFoundException):
+    with pytest.raises(glue.exceptions.EntityNotFoundException):
         glue.batch_update_partition(
             DatabaseName="db", TableName="nope", Entries=[entry(["a", "b"], part("a", "b"))]
         )

@@ -43,6 +43,7 @@ def test_errors_are_client_errors_laid_out_as_boto3_lays_them_out(warehouse: str
     assert ours_meta["HTTPHeaders"]["x-amzn-errortype"] == theirs_meta["HTTPHeaders"]["x-amzn-errortype"]
 
 
+@pytest.mark.in_process
 def test_client_exceptions_name_every_modeled_error_class(catalog: Catalog) -> None:
     assert catalog.exceptions.ClientError is ClientError
     assert catalog.exceptions.EntityNotFoundException is EntityNotFoundException
@@ -88,6 +89,7 @@ def fill(client: Any, tables: int = 7) -> None:
         client.create_table(DatabaseName="db", TableInput={"Name": f"t{i}"})
 
 
+@pytest.mark.in_process
 def test_paginators_are_botocores_for_every_paginated_operation_gluecat_implements(catalog: Catalog) -> None:
     expected = {
         "get_databases",

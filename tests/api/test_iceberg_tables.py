@@ -25,7 +25,7 @@ from pyiceberg.types import (
 )
 
 from gluecat import Catalog
-from gluecat.errors import AlreadyExistsException, EntityNotFoundException, InvalidInputException
+from gluecat.errors import InvalidInputException
 
 ICEBERG = {"IcebergInput": {"MetadataOperation": "CREATE", "Version": "2"}}
 
@@ -164,6 +164,7 @@ def test_the_iceberg_schema_may_be_given_itself(lake: Catalog, tmp_path: Path) -
     assert loaded.properties["write.format.default"] == "parquet"
 
 
+@pytest.mark.in_process
 def test_bad_requests_change_nothing(lake: Catalog, tmp_path: Path) -> None:
     location = f"file://{tmp_path}/bad"
     cases: list[tuple[dict[str, Any], dict[str, Any], type[Exception], str]] = [
@@ -196,14 +197,14 @@ def test_bad_requests_change_nothing(lake: Catalog, tmp_path: Path) -> None:
     for table_input, open_format, error, message in cases:
         with pytest.raises(error, match=message):
             lake.create_table(DatabaseName="db", TableInput=table_input, OpenTableFormatInput=open_format)
-    with pytest.raises(EntityNotFoundException):
+    with pytest.raises(lake.exceptions.EntityNotFoundException):
         lake.create_table(DatabaseName="nope", TableInput=orders(location), OpenTableFormatInput=ICEBERG)
     assert not Path(tmp_path, "bad").exists()  # nothing was written for a refused request
     lake.create_table(DatabaseName="db", TableInput=orders(location), OpenTableFormatInput=ICEBERG)
-    with pytest.raises(AlreadyExistsException):
+    with pytest.raises(lake.exceptions.AlreadyExistsException):
         lake.create_table(DatabaseName="db", TableInput=orders(location), OpenTableFormatInput=ICEBERG)
     assert len(list(Path(tmp_path, "bad", "metadata").iterdir())) == 1
-    with pytest.raises(InvalidInputException, match="PartitionIndexes"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="PartitionIndexes"):
         lake.create_table(
             DatabaseName="db",
             TableInput={**orders(location), "Name": "other"},

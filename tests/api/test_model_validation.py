@@ -83,13 +83,18 @@ def test_what_the_documents_say_otherwise_than_the_model_follows_the_documents()
     assert validate.request("glue", "SearchTables", {"SearchText": ""}) == {"SearchText": ""}
 
 
+@pytest.mark.in_process
 def test_model_members_gluecat_does_not_take_are_refused_by_name(catalog: Catalog) -> None:
     catalog.create_database(DatabaseInput={"Name": "d"})
-    with pytest.raises(InvalidInputException, match="^An error .*: AuditContext: not supported by gluecat"):
+    with pytest.raises(
+        catalog.exceptions.InvalidInputException, match="^An error .*: AuditContext: not supported by gluecat"
+    ):
         catalog.get_tables(DatabaseName="d", AuditContext={})
-    with pytest.raises(InvalidInputException, match="ViewUpdateAction: not supported by gluecat"):
+    with pytest.raises(
+        catalog.exceptions.InvalidInputException, match="ViewUpdateAction: not supported by gluecat"
+    ):
         catalog.update_table(DatabaseName="d", TableInput={"Name": "t"}, ViewUpdateAction="ADD")
-    with pytest.raises(InvalidInputException, match="GetTables: unknown parameter 'Nmae'"):
+    with pytest.raises(catalog.exceptions.InvalidInputException, match="GetTables: unknown parameter 'Nmae'"):
         catalog.get_tables(DatabaseName="d", Nmae="x")
     assert catalog.get_tables(DatabaseName="d")["TableList"] == []
 

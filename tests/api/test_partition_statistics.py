@@ -9,7 +9,6 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
-from gluecat.errors import EntityNotFoundException, InvalidInputException
 
 AT = datetime(2024, 5, 1, tzinfo=UTC)
 US = ["2024-05-01", "us"]
@@ -79,7 +78,9 @@ def test_statistics_round_trip_per_partition(glue: Catalog) -> None:
         DatabaseName="db", TableName="t", PartitionValues=US, ColumnName="id"
     )
     assert found(glue, US) == []
-    with pytest.raises(EntityNotFoundException, match="No statistics for column id of partition"):
+    with pytest.raises(
+        glue.exceptions.EntityNotFoundException, match="No statistics for column id of partition"
+    ):
         glue.delete_column_statistics_for_partition(
             DatabaseName="db", TableName="t", PartitionValues=US, ColumnName="id"
         )
@@ -91,20 +92,26 @@ def test_the_table_statistics_rules_apply(glue: Catalog) -> None:
     assert [e["Error"]["ErrorCode"] for e in out["Errors"]] == ["InvalidInputException"] * 2
     assert "does not fit column note of type string" in out["Errors"][1]["Error"]["ErrorMessage"]
     assert get(glue, US, "ghost")["Errors"][0]["Error"]["ErrorCode"] == "InvalidInputException"
-    with pytest.raises(InvalidInputException, match=r"ColumnStatisticsList\[0\].*MinimumValue.*greater"):
+    with pytest.raises(
+        glue.exceptions.InvalidInputException, match=r"ColumnStatisticsList\[0\].*MinimumValue.*greater"
+    ):
         put(glue, US, long_stats("id", 9, 1))
-    with pytest.raises(InvalidInputException, match="ColumnStatisticsList: has 26 items; at most 25"):
+    with pytest.raises(
+        glue.exceptions.InvalidInputException, match="ColumnStatisticsList: has 26 items; at most 25"
+    ):
         put(glue, US, *[long_stats("id")] * 26)
 
 
 def test_the_partition_must_exist(glue: Catalog) -> None:
-    with pytest.raises(EntityNotFoundException, match=r"Partition \['2030-01-01', 'us'\] not found"):
+    with pytest.raises(
+        glue.exceptions.EntityNotFoundException, match=r"Partition \['2030-01-01', 'us'\] not found"
+    ):
         put(glue, ["2030-01-01", "us"], long_stats("id"))
-    with pytest.raises(EntityNotFoundException):
+    with pytest.raises(glue.exceptions.EntityNotFoundException):
         get(glue, ["2030-01-01", "us"], "id")
-    with pytest.raises(InvalidInputException, match="PartitionValues: 1 values given"):
+    with pytest.raises(glue.exceptions.InvalidInputException, match="PartitionValues: 1 values given"):
         get(glue, ["2024-05-01"], "id")
-    with pytest.raises(EntityNotFoundException, match="Table nope not found"):
+    with pytest.raises(glue.exceptions.EntityNotFoundException, match="Table nope not found"):
         glue.get_column_statistics_for_partition(
             DatabaseName="db", TableName="nope", PartitionValues=US, ColumnNames=["id"]
         )
@@ -124,6 +131,7 @@ def test_a_partitions_own_columns_are_its_statistics_columns(glue: Catalog) -> N
     assert found(glue, own["Values"], "extra") == [stats]
 
 
+@pytest.mark.in_process
 def test_statistics_go_with_their_partition(glue: Catalog, warehouse: str) -> None:
     def recreated(drop: Any) -> list[dict[str, Any]]:
         put(glue, US, long_stats("id"))

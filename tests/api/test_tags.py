@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from gluecat import Catalog
-from gluecat.errors import EntityNotFoundException, InvalidInputException
 
 ARN = "arn:aws:glue:us-east-1:000000000000"
 
@@ -47,7 +46,7 @@ def test_tags_go_with_their_resource(lake: Catalog) -> None:
     assert tags(lake, f"{ARN}:table/sales/orders") == {}
     lake.tag_resource(ResourceArn=f"{ARN}:table/sales/orders", TagsToAdd={"b": "2"})
     lake.delete_database(Name="sales")
-    with pytest.raises(EntityNotFoundException):
+    with pytest.raises(lake.exceptions.EntityNotFoundException):
         tags(lake, f"{ARN}:database/sales")
     lake.create_database(DatabaseInput={"Name": "sales"})
     lake.create_table(DatabaseName="sales", TableInput={"Name": "orders"})
@@ -76,25 +75,27 @@ def test_a_resource_that_is_not_here_is_not_found(lake: Catalog, arn: str) -> No
         lambda: lake.tag_resource(ResourceArn=arn, TagsToAdd={"a": "1"}),
         lambda: lake.untag_resource(ResourceArn=arn, TagsToRemove=["a"]),
     ):
-        with pytest.raises(EntityNotFoundException):
+        with pytest.raises(lake.exceptions.EntityNotFoundException):
             call()
 
 
 def test_bad_tags_change_nothing(lake: Catalog) -> None:
     database = f"{ARN}:database/sales"
     before = tags(lake, database)
-    with pytest.raises(InvalidInputException, match="at most 50 tags"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="at most 50 tags"):
         lake.tag_resource(ResourceArn=database, TagsToAdd={f"k{i}": "v" for i in range(49)})
-    with pytest.raises(InvalidInputException, match="reserved"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="reserved"):
         lake.tag_resource(ResourceArn=database, TagsToAdd={"aws:owner": "x", "ok": "y"})
-    with pytest.raises(InvalidInputException, match="TagsToAdd key 'kkk"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="TagsToAdd key 'kkk"):
         lake.tag_resource(ResourceArn=database, TagsToAdd={"k" * 129: "v"})
-    with pytest.raises(InvalidInputException, match="ResourceArn: .* does not match the pattern"):
+    with pytest.raises(
+        lake.exceptions.InvalidInputException, match="ResourceArn: .* does not match the pattern"
+    ):
         lake.get_tags(ResourceArn="sales")
-    with pytest.raises(InvalidInputException, match="Tags"):
+    with pytest.raises(lake.exceptions.InvalidInputException, match="Tags"):
         lake.create_database(DatabaseInput={"Name": "other"}, Tags={"aws:x": "1"})
     assert tags(lake, database) == before
-    with pytest.raises(EntityNotFoundException):
+    with pytest.raises(lake.exceptions.EntityNotFoundException):
         lake.get_database(Name="other")
 
 
