@@ -9,6 +9,7 @@ import pytest
 
 from gluecat import Catalog
 from gluecat.catalog import compaction
+from gluecat.store.log import MergeSegments
 from gluecat.store.store import Store
 from tests.int_partitions import KEY, add, live, make, segments
 
@@ -61,8 +62,8 @@ def test_a_merge_is_placed_where_its_run_was_so_later_writes_still_win(warehouse
     assert live(glue) == [0, 1, 2, 4, 5, 6, 7, 50]
     assert live(Catalog(warehouse)) == [0, 1, 2, 4, 5, 6, 7, 50]  # read back from the log alone
     log = glue.store.log_entries(0, glue.warehouse_version())
-    merge = [a for e in log for a in e["actions"] if "merge_segments" in a]
-    assert len(merge) == 1 and len(merge[0]["merge_segments"]) == 8 and merge[0]["into"] == now[0]
+    merge = [a for e in log for a in e.actions if isinstance(a, MergeSegments)]
+    assert len(merge) == 1 and len(merge[0].run) == 8 and merge[0].into == now[0]
 
 
 def test_a_merge_whose_run_is_gone_commits_nothing_and_leaves_no_file(warehouse: str, monkeypatch) -> None:

@@ -22,7 +22,7 @@ import pytest
 
 import gluecat
 from gluecat import Catalog
-from gluecat.store import files, layout
+from gluecat.store import files, layout, log
 from gluecat.store.fs import WarehouseFS
 
 WRITER = Path(__file__).with_name("writer_process.py")
@@ -85,19 +85,19 @@ def table_commits(warehouse: str) -> list[Commit]:
     version = 1
     while fs.exists(layout.log_path(version)):
         name = layout.log_path(version)
-        entry = files.decode_entry(fs.read_bytes(name), name, version)
+        entry = log.parse(fs.read_bytes(name), name, version)
         records = [
             rec
-            for action in entry["actions"]
-            if "records" in action
-            for rec in files.read_records(fs.read_bytes(action["records"]), action["records"])
+            for action in entry.actions
+            if isinstance(action, log.AddRecords)
+            for rec in files.read_records(fs.read_bytes(action.path), action.path)
         ]
         tables = [
             (key[1], None if doc is None else doc.decode()) for kind, key, doc in records if kind == "table"
         ]
-        if entry["operation"] in ("CreateTable", "UpdateTable", "DeleteTable"):
-            assert len(tables) == 1, f"version {version} ({entry['operation']}) touches {len(tables)} tables"
-            commits.append(Commit(version, entry["operation"], tables[0][0], tables[0][1]))
+        if entry.operation in ("CreateTable", "UpdateTable", "DeleteTable"):
+            assert len(tables) == 1, f"version {version} ({entry.operation}) touches {len(tables)} tables"
+            commits.append(Commit(version, entry.operation, tables[0][0], tables[0][1]))
         version += 1
     return commits
 

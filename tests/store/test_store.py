@@ -81,7 +81,7 @@ def test_a_lost_race_leaves_no_orphan_file_behind(warehouse: str) -> None:
     # Simulate b having built its change on the stale snapshot: it must retry on version 2.
     b._snap = stale
     b.commit("Put", put("thing", ("b",), 2))
-    entries = {a_["records"] for v in (1, 2) for a_ in b._read_entry(v)["actions"]}
+    entries = {p for v in (1, 2) for p in b._read_entry(v).files()}
     data = {f"{layout.DATA_DIR}/{n}" for n in os.listdir(os.path.join(warehouse, layout.DATA_DIR))}
     assert data == entries
 
@@ -96,10 +96,8 @@ def test_checkpoints_fold_the_log_and_opening_uses_them(warehouse: str) -> None:
     s = Store(warehouse, checkpoint_interval=10)
     for i in range(25):
         s.commit("Put", put("thing", (f"{i:03d}",), i))
-    assert sorted(os.listdir(os.path.join(warehouse, layout.CHECKPOINT_DIR))) == [
-        "00000000000000000010.parquet",
-        "00000000000000000020.parquet",
-    ]
+    names = sorted(os.listdir(os.path.join(warehouse, layout.CHECKPOINT_DIR)))
+    assert [layout.parse_checkpoint_name(n)[0] for n in names] == [10, 20]  # type: ignore[index]
     # Even with the early log gone, the warehouse opens from the checkpoint with the whole state.
     for v in range(0, 20):
         os.unlink(os.path.join(warehouse, layout.log_path(v)))
@@ -141,7 +139,7 @@ def test_a_log_entry_of_a_newer_format_is_refused(warehouse: str) -> None:
 def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(warehouse: str) -> None:
     s = Store(warehouse)
     s.commit("Put", put("thing", ("x",), 1))
-    (path,) = [a["records"] for a in s._read_entry(1)["actions"]]
+    (path,) = s._read_entry(1).files()
     with open(os.path.join(warehouse, path), "wb") as f:
         f.write(b"PAR1garbage")
     with pytest.raises(StorageError, match=path.split("/")[-1]):
@@ -317,6 +315,19 @@ def rewrite_entry(warehouse: str, version: int, change) -> None:
         json.dump(entry, f)
 
 
+def as_format_3(entry: dict) -> None:
+    """An entry as gluecat wrote it before entries carried checksums."""
+    del entry["checksum"], entry["prev"]
+    entry["format"] = 3
+
+
+def make_format_3(warehouse: str) -> None:
+    """Rewrite a whole (checkpoint-free) warehouse's log as format 3 wrote it."""
+    for name in os.listdir(os.path.join(warehouse, layout.LOG_DIR)):
+        if (v := layout.parse_log_name(name)) is not None:
+            rewrite_entry(warehouse, v, as_format_3)
+
+
 def test_a_warehouse_of_storage_format_2_whose_entries_carry_parquet_is_still_read(warehouse: str) -> None:
     rows = pa.table({"who": ["old", "format"]})
     Store(warehouse).commit("Add", add_segment(rows))
@@ -327,6 +338,7 @@ def test_a_warehouse_of_storage_format_2_whose_entries_carry_parquet_is_still_re
         action["inline"] = base64.b64encode(files.segment_parquet_bytes(rows)).decode()
         entry["format"] = 2
 
+    make_format_3(warehouse)
     rewrite_entry(warehouse, 1, as_format_2)
     s = Store(warehouse)
     (path,) = s.latest().table_segments(("db", "t"))
@@ -340,6 +352,9 @@ def test_an_inline_segment_that_cannot_be_read_is_an_error_naming_its_entry(ware
         entry["actions"][0]["inline"] = entry["actions"][0]["inline"][:-8]
 
     rewrite_entry(warehouse, 1, damaged)
+    with pytest.raises(StorageError, match=r"00000000000000000001\.json: damaged"):
+        Store(warehouse)  # format 4: the entry's checksum finds it at once
+    make_format_3(warehouse)  # format 3 had no checksum: the segment's decoding finds it
     s = Store(warehouse)
     (path,) = s.latest().table_segments(("db", "t"))
     with pytest.raises(StorageError, match=r"00000000000000000001\.json"):

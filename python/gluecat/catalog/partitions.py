@@ -461,12 +461,14 @@ def partitions_unchanged_since(
     latest = ctx.store.latest().version
     if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
         return None
-    table = [database, name]
+    table = (database, name)
     skip = set(excluding)
     for entry in ctx.store.log_entries(version, latest):
-        if entry["version"] in skip or entry["operation"] == compaction.OPERATION:
+        if entry.expired is not None:
+            return None  # what it did is no longer known
+        if entry.version in skip or entry.operation == compaction.OPERATION:
             continue
-        if any(action.get("table") == table for action in entry["actions"]):
+        if any(getattr(action, "table", None) == table for action in entry.actions):
             return None
     return latest
 

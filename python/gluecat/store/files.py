@@ -67,24 +67,6 @@ def _dumps_entry(entry: dict[str, Any]) -> str:
     return json.dumps(entry, sort_keys=True, separators=(",", ":"))
 
 
-def decode_entry(data: bytes, name: str, version: int) -> dict[str, Any]:
-    """A log entry, checked for shape and format version."""
-    try:
-        entry = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise StorageError(f"{name}: not a gluecat log entry (invalid JSON: {e})") from e
-    if not isinstance(entry, dict) or not isinstance(entry.get("actions"), list):
-        raise StorageError(f"{name}: not a gluecat log entry (no actions list)")
-    fmt = entry.get("format")
-    if not isinstance(fmt, int) or fmt > FORMAT_VERSION:
-        raise StorageError(
-            f"{name}: written in storage format {fmt!r}, this gluecat reads format {FORMAT_VERSION} or older"
-        )
-    if entry.get("version") != version:
-        raise StorageError(f"{name}: says it is version {entry.get('version')!r}, its name says {version}")
-    return entry
-
-
 def record_table(rows: Iterable[tuple[str, Key, Any | None]]) -> pa.Table:
     kinds: list[str] = []
     keys: list[list[str]] = []
@@ -220,6 +202,6 @@ def footer(data: bytes, name: str) -> tuple[int, dict[bytes, bytes]]:
 def file_metadata(data: bytes, name: str) -> dict[str, str]:
     try:
         md = pq.read_metadata(io.BytesIO(data)).metadata or {}
-    except (pa.ArrowException, OSError) as e:
+        return {k.decode(): v.decode() for k, v in md.items()}
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as e:
         raise StorageError(f"{name}: not a readable Parquet file ({e})") from e
-    return {k.decode(): v.decode() for k, v in md.items()}

@@ -167,6 +167,24 @@ class WarehouseFS:
         self._sync_folder(os.path.dirname(path))
         return True
 
+    def replace(self, rel: str, data: bytes) -> None:
+        """Put ``data`` in place of the file ``rel`` atomically: readers see the old or the new content."""
+        if self.local:
+            path = self.full(rel)
+            tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
+            with open(tmp, "xb") as f:
+                self._write(f, data)
+            try:
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+            self._sync_folder(os.path.dirname(path))
+            return
+        with self.fs.open_output_stream(self.full(rel)) as f:  # object stores replace whole objects
+            f.write(data)
+
     def _write(self, f: BinaryIO, data: bytes) -> None:
         """Write ``data`` to a new local file and, with ``fsync``, onto stable storage."""
         f.write(data)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 """The storage format this code writes; a warehouse written by a newer format is refused, not guessed."""
 
 ROOT = "_gluecat"
@@ -13,15 +13,40 @@ DATA_DIR = f"{ROOT}/data"
 CHECKPOINT_DIR = f"{ROOT}/checkpoints"
 
 _LOG_NAME = re.compile(r"^(\d{20})\.json$")
-_CHECKPOINT_NAME = re.compile(r"^(\d{20})\.parquet$")
+_CHECKPOINT_NAME = re.compile(r"^(\d{20})(?:\.([0-9a-f]{32}))?\.parquet$")
+_DATA_NAME = re.compile(r"^[0-9A-Za-z_-]+(?:\.([0-9a-f]{32}))?\.(?:records|partitions)\.parquet$")
 
 
 def log_path(version: int) -> str:
     return f"{LOG_DIR}/{version:020d}.json"
 
 
-def checkpoint_path(version: int) -> str:
-    return f"{CHECKPOINT_DIR}/{version:020d}.parquet"
+def checkpoint_path(version: int, checksum: str | None = None) -> str:
+    """A checkpoint's name: its version and (from format 4) the checksum of its content."""
+    if checksum is None:
+        return f"{CHECKPOINT_DIR}/{version:020d}.parquet"
+    return f"{CHECKPOINT_DIR}/{version:020d}.{checksum}.parquet"
+
+
+def data_path(stem: str, checksum: str, kind: str) -> str:
+    """A data file's name: a stem nobody else uses, the checksum of its content, its kind (``records``
+    or ``partitions``). Whoever names the file records its checksum with it."""
+    return f"{DATA_DIR}/{stem}.{checksum}.{kind}.parquet"
+
+
+def name_checksum(path: str) -> str | None:
+    """The checksum a data file's or checkpoint's name carries (None for names of older formats)."""
+    base = path.rsplit("/", 1)[-1]
+    m = _DATA_NAME.match(base)
+    if m is not None:
+        return m.group(1)
+    m = _CHECKPOINT_NAME.match(base)
+    return m.group(2) if m is not None else None
+
+
+def is_data_path(path: str) -> bool:
+    folder, _, base = path.rpartition("/")
+    return folder == DATA_DIR and _DATA_NAME.match(base) is not None
 
 
 def inline_segment_path(version: int, n: int) -> str:
@@ -40,9 +65,15 @@ def parse_log_name(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
-def parse_checkpoint_name(name: str) -> int | None:
+def parse_log_path(path: str) -> int | None:
+    folder, _, base = path.rpartition("/")
+    return parse_log_name(base) if folder == LOG_DIR else None
+
+
+def parse_checkpoint_name(name: str) -> tuple[int, str | None] | None:
+    """A checkpoint file name's version and checksum (None before format 4), or None if it is none."""
     m = _CHECKPOINT_NAME.match(name)
-    return int(m.group(1)) if m else None
+    return (int(m.group(1)), m.group(2)) if m else None
 
 
 def is_temporary(name: str) -> bool:

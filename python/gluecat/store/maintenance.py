@@ -3,6 +3,12 @@
 Destructive steps default to a dry run (they report what they would delete). Nothing reachable from a
 retained version is ever deleted: a version is retained if it is newer than the retention period or is
 the checkpoint that the oldest retained version is rebuilt from.
+
+Expiry never frees a log entry's name: it puts a stub in the place of each expired entry (its version,
+commit id, time and place in the chain, and the checkpoint to rebuild from). A process that missed the
+expiry finds the stub at its next look for a new version and rebuilds from the newest checkpoint; a
+writer that missed it loses its exclusive create to the stub and does the same. Expiries may run
+concurrently with writers and with each other.
 """
 
 from __future__ import annotations
@@ -10,14 +16,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from gluecat.store import files, layout
-from gluecat.store.store import Store, added_files
+from gluecat.errors import StorageError
+from gluecat.store import files, layout, log
+from gluecat.store.store import Store
 
 
 @dataclass
 class ExpiryReport:
     base_checkpoint: int | None
     log_entries: list[str] = field(default_factory=list)
+    """Entries replaced by stubs."""
     checkpoints: list[str] = field(default_factory=list)
     data_files: list[str] = field(default_factory=list)
     temporary_files: list[str] = field(default_factory=list)
@@ -37,60 +45,104 @@ def expire(
     dry_run: bool = True,
     now: datetime | None = None,
 ) -> ExpiryReport:
-    """Delete history older than ``retain`` that no retained version needs.
+    """Expire history older than ``retain`` that no retained version needs.
 
     ``grace`` protects files younger than it that no commit names yet: a writer may be about to publish
-    a commit naming them.
+    a commit naming them. A concurrent expiry may remove a checkpoint this one reads; it then starts
+    again from the new state.
     """
-    now = now or datetime.now(UTC)
+    for attempt in range(10):
+        try:
+            return _expire(store, retain, grace, dry_run, now or datetime.now(UTC))
+        except StorageError:
+            if attempt == 9:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _expire(store: Store, retain: timedelta, grace: timedelta, dry_run: bool, now: datetime) -> ExpiryReport:
     latest = store.latest()
     cutoff = now - retain
-    checkpoints = store._checkpoint_versions()
+    checkpoints = store._checkpoints()
     # The newest checkpoint made before the cutoff is where the oldest retained version is rebuilt from.
-    old = [v for v in checkpoints if store._entry_time(v) <= cutoff]
+    old = [(v, path) for v, path in checkpoints if store._entry_time(v) <= cutoff]
     if not old:
         return ExpiryReport(base_checkpoint=None)
-    base = old[-1]
+    base = old[-1][0]
     report = ExpiryReport(base_checkpoint=base)
-    report.checkpoints = [layout.checkpoint_path(v) for v in checkpoints if v < base]
+    report.checkpoints = [path for v, path in checkpoints if v < base]
     needed: set[str] = set()
     base_snap = store.at_version(base)
     for paths in base_snap.segments.values():
         needed.update(paths)
     # An old entry that carries a live segment inline stays as long as the segment does.
     carriers = {layout.inline_segment_entry(p) for p in needed}
-    report.log_entries = [
-        layout.log_path(v)
-        for name in store.fs.list_names(layout.LOG_DIR)
-        if (v := layout.parse_log_name(name)) is not None and v <= base and layout.log_path(v) not in carriers
-    ]
+    stubs = _entries_to_stub(store, base, carriers)
+    report.log_entries = [layout.log_path(e.version) for e in stubs]
     for v in range(base + 1, latest.version + 1):
-        for action in store._read_entry(v)["actions"]:
-            needed.update(added_files(action))
+        needed.update(store._read_entry(v).files())
     for name in store.fs.list_names(layout.DATA_DIR):
         path = f"{layout.DATA_DIR}/{name}"
-        if path in needed:
-            continue
-        info = store.fs.fs.get_file_info(store.fs.full(path))
-        if info.mtime is not None and info.mtime.replace(tzinfo=info.mtime.tzinfo or UTC) < now - grace:
+        if path not in needed and _older_than(store, path, now - grace):
             report.data_files.append(path)
-    for folder in (layout.LOG_DIR, layout.CHECKPOINT_DIR):
+    for folder in (layout.LOG_DIR, layout.CHECKPOINT_DIR, layout.DATA_DIR):
         for name in store.fs.list_names(folder):
-            if layout.is_temporary(name):
-                info = store.fs.fs.get_file_info(store.fs.full(f"{folder}/{name}"))
-                if (
-                    info.mtime is not None
-                    and info.mtime.replace(tzinfo=info.mtime.tzinfo or UTC) < now - grace
-                ):
-                    report.temporary_files.append(f"{folder}/{name}")
+            if layout.is_temporary(name) and _older_than(store, f"{folder}/{name}", now - grace):
+                report.temporary_files.append(f"{folder}/{name}")
     if not dry_run:
-        # Log entries go first, oldest first, so that an interrupted expiry leaves a readable history.
-        for path in (
-            sorted(report.log_entries) + report.checkpoints + report.data_files + report.temporary_files
-        ):
+        # Stubs go first, oldest first, so that an interrupted expiry leaves a readable history: a
+        # reader that meets one rebuilds from the checkpoint, which is deleted last of all it needs.
+        for entry in stubs:
+            store.fs.replace(layout.log_path(entry.version), log.encode(entry.stub(base))[0])
+        for path in report.checkpoints + report.data_files + report.temporary_files:
             store.fs.delete(path)
         report.applied = True
     return report
+
+
+def _entries_to_stub(store: Store, base: int, carriers: set[str | None]) -> list[log.Entry]:
+    """The entries at or before ``base`` that are not stubs yet and carry no live segment, oldest first.
+
+    Entries are read back from ``base`` until the first stub (earlier expiries stubbed all before it),
+    plus the carriers those earlier expiries kept whose segments a newer entry has since merged or
+    removed (found in the entries read)."""
+    found: list[log.Entry] = []
+    released: set[int] = set()
+    version = base
+    while version >= 0:
+        try:
+            entry = store._read_entry(version)
+        except StorageError:
+            if store.fs.exists(layout.log_path(version)):
+                raise
+            break  # deleted by an expiry before format 4
+        if entry.expired is not None:
+            break
+        for action in entry.actions:
+            gone = action.run if isinstance(action, log.MergeSegments) else ()
+            if isinstance(action, log.RemoveSegment):
+                gone = (action.path,)
+            for path in gone:
+                carrier = layout.inline_segment_entry(path)
+                if carrier is not None and (v := layout.parse_log_path(carrier)) is not None:
+                    released.add(v)
+        if layout.log_path(version) not in carriers:
+            found.append(entry)
+        version -= 1
+    for v in sorted(released):
+        if v < version and layout.log_path(v) not in carriers:
+            try:
+                entry = store._read_entry(v)
+            except StorageError:
+                continue
+            if entry.expired is None:
+                found.append(entry)
+    return sorted(found, key=lambda e: e.version)
+
+
+def _older_than(store: Store, path: str, when: datetime) -> bool:
+    info = store.fs.fs.get_file_info(store.fs.full(path))
+    return info.mtime is not None and info.mtime.replace(tzinfo=info.mtime.tzinfo or UTC) < when
 
 
 def describe(store: Store) -> dict[str, object]:

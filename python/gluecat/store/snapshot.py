@@ -41,6 +41,16 @@ def _prefix_end(prefix: Key) -> Key:
 
 
 @dataclass(frozen=True)
+class Link:
+    """Where a version stands in the log's chain: the chain value of its entry (the checksum the next
+    entry must name as ``prev``; "" where it is not known) and whether that entry was checksummed (then
+    every later entry must be)."""
+
+    chain: str = ""
+    strict: bool = False
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """The state after commit ``version``: records by kind and key, and each table's partition segments.
 
@@ -52,6 +62,7 @@ class Snapshot:
     timestamp: datetime
     meta: Mapping[str, Mapping[Key, Any]]
     segments: Mapping[Key, tuple[str, ...]]
+    link: Link = Link()
     _derived: dict[Any, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def get(self, kind: str, key: Key) -> Any | None:
@@ -136,6 +147,7 @@ def apply(
     segment_adds: list[tuple[Key, str]],
     segment_removes: list[tuple[Key, str]],
     segment_merges: Sequence[tuple[Key, tuple[str, ...], str]] = (),
+    link: Link = Link(),
 ) -> Snapshot:
     """The snapshot after a commit; a None document deletes the record. Changes apply in order.
 
@@ -187,7 +199,9 @@ def apply(
     for cache_key, value in snap._derived.items():
         if isinstance(cache_key, tuple) and cache_key[0] == "sorted" and cache_key[1] not in copied:
             derived[cache_key] = value
-    return Snapshot(version=version, timestamp=timestamp, meta=meta, segments=segments, _derived=derived)
+    return Snapshot(
+        version=version, timestamp=timestamp, meta=meta, segments=segments, link=link, _derived=derived
+    )
 
 
 def empty(timestamp: datetime) -> Snapshot:

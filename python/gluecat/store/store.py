@@ -4,6 +4,11 @@ Version N of the state is published by creating ``_gluecat/log/N.json`` exclusiv
 files the commit added. A writer that loses the race for N re-reads what it missed, re-runs its change
 against the new state (so every precondition is checked again) and tries N+1. Every few commits a
 checkpoint folds the state into one file so that opening stays fast however long the log grows.
+
+Everything read is verified (gluecat.store.log): entries against their own checksum and the chain,
+data files and checkpoints against the checksum their names carry. An expiry never frees a log entry's
+name: it leaves a stub there, so a process that was behind finds the stub at its next look for a new
+version and rebuilds from the newest checkpoint, and a writer that was behind loses its exclusive create.
 """
 
 from __future__ import annotations
@@ -24,13 +29,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat.errors import OperationTimeoutException, StorageError
-from gluecat.store import files, layout
+from gluecat.store import files, layout, log
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
-from gluecat.store.snapshot import Changes, Key, Snapshot, apply, empty
+from gluecat.store.snapshot import Changes, Key, Link, Snapshot, apply, empty
 
 T = TypeVar("T")
-log = logging.getLogger(__name__)
+logger = logging.getLogger(__name__)
 
 Build = Callable[[Snapshot], tuple[Changes, T]]
 """A commit's body: given the latest state, check preconditions (raising GlueErrors) and say what changes."""
@@ -45,9 +50,14 @@ RECENT_SEGMENT_ROWS = 50_000
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
 
 
-def added_files(action: dict[str, Any]) -> list[str]:
-    """The data files a log entry's action brings into the state."""
-    return [action[k] for k in ("records", "add_segment", "into") if k in action]
+class _Stale(Exception):
+    """Catching up met history an expiry removed (a stub, or a file an old entry names): this process
+    was behind, and must rebuild from a newer checkpoint. ``reached`` is the state caught up to."""
+
+    def __init__(self, reached: Snapshot, error: StorageError) -> None:
+        super().__init__(str(error))
+        self.reached = reached
+        self.error = error
 
 
 class Store:
@@ -88,9 +98,24 @@ class Store:
         if not self.fs.exists(layout.log_path(snap.version + 1)):
             return snap
         with self._refresh_lock:
-            snap = self._catch_up(self._snap)
+            snap = self._refresh(self._snap)
             self._snap = snap
             return snap
+
+    def _refresh(self, snap: Snapshot) -> Snapshot:
+        """``snap`` caught up with the log; past an expiry this process missed, from the newest checkpoint."""
+        for _ in range(20):
+            try:
+                return self._catch_up(snap)
+            except _Stale as stale:
+                cps = self._checkpoints()
+                if not cps or cps[-1][0] <= stale.reached.version:
+                    raise stale.error from None
+                try:
+                    snap = self._load_checkpoint(*cps[-1])
+                except FileNotFoundError:
+                    continue  # expired by a newer expiry meanwhile: look again
+        raise StorageError(f"{self.fs.uri(layout.LOG_DIR)}: could not catch up with concurrent expiries")
 
     def cached(self) -> Snapshot:
         """The newest state this process knows of, without looking for other processes' commits."""
@@ -105,7 +130,16 @@ class Store:
             self._old_snapshots.move_to_end(version)
             return self._old_snapshots[version]
         base = self._base_for(version)
-        snap = self._catch_up(base, upto=version)
+        try:
+            snap = self._catch_up(base, upto=version)
+        except _Stale as stale:
+            raise StorageError(
+                f"version {version} is older than the retained history ({stale.error})"
+            ) from stale.error
+        if snap.version != version:
+            raise StorageError(
+                f"{self.fs.uri(layout.log_path(snap.version + 1))}: missing (version {version} was asked for)"
+            )
         self._old_snapshots[version] = snap
         while len(self._old_snapshots) > 8:
             self._old_snapshots.popitem(last=False)
@@ -120,6 +154,10 @@ class Store:
             return latest
         lo, hi = self._oldest_version(), latest.version
         if self._entry_time(lo) > when:
+            if lo > 0:  # the log's beginning expired (before format 4 expiry deleted entries)
+                raise StorageError(
+                    f"{when.isoformat()} is older than the retained history of {self.fs.uri('')}"
+                )
             return empty(_GENESIS_TIME)
         # Commit times never decrease along the log, so the version is found by bisection.
         while lo < hi:
@@ -130,10 +168,11 @@ class Store:
                 hi = mid - 1
         return self.at_version(lo)
 
-    def log_entries(self, after: int, upto: int) -> Iterator[dict[str, Any]]:
+    def log_entries(self, after: int, upto: int) -> Iterator[log.Entry]:
         """The published log entries of the commits after version ``after`` up to ``upto``, oldest first
         and read as they are reached (a caller looking for one stops reading there): each names its
-        operation and its actions (the segments it added and removed, by table)."""
+        operation and its actions (the segments it added and removed, by table). An expired entry is
+        its stub (``expired`` set, no actions)."""
         return (self._read_entry(version) for version in range(after + 1, upto + 1))
 
     def read_segment(self, path: str, cache: bool = True) -> pa.Table:
@@ -173,34 +212,57 @@ class Store:
             if table is not None:
                 found = (table.num_rows, dict(table.schema.metadata or {}))
             else:
-                found = files.footer(self.fs.read_bytes(path), self.fs.uri(path))
+                found = files.footer(self._read_data(path), self.fs.uri(path))
             self._footers[path] = found
         return found
 
     def segment_exists(self, path: str) -> bool:
-        """Whether a segment can still be read (an expiry may have removed a replaced one)."""
-        return self.fs.exists(layout.inline_segment_entry(path) or path)
+        """Whether a segment can still be read (an expiry may have removed a replaced one, or left a
+        stub in place of the entry that carried it)."""
+        entry_name = layout.inline_segment_entry(path)
+        if entry_name is None:
+            return self.fs.exists(path)
+        try:
+            return self._carrier(path, entry_name).expired is None
+        except StorageError:
+            return False
+
+    def _read_data(self, path: str) -> bytes:
+        """A data file's bytes, verified against the checksum its name carries (FileNotFoundError if
+        it is missing: the caller knows who named it)."""
+        data = self.fs.read_bytes(path)
+        log.verify_named(data, path, self.fs.uri(path))
+        return data
+
+    def _carrier(self, path: str, entry_name: str) -> log.Entry:
+        version = layout.parse_log_path(entry_name)
+        if version is None:
+            raise StorageError(f"{path}: not a segment name")
+        try:
+            data = self.fs.read_bytes(entry_name)
+        except FileNotFoundError as e:
+            raise StorageError(f"{self.fs.uri(entry_name)}, which holds segment {path}, is missing") from e
+        return log.parse(data, self.fs.uri(entry_name), version)
 
     def _read_segment_rows(self, path: str) -> pa.Table:
         entry_name = layout.inline_segment_entry(path)
         if entry_name is None:
-            return files.read_parquet_bytes(self.fs.read_bytes(path), self.fs.uri(path))
-        version = layout.parse_log_name(entry_name.rsplit("/", 1)[-1])
-        assert version is not None
-        try:
-            entry = files.decode_entry(self.fs.read_bytes(entry_name), self.fs.uri(entry_name), version)
-        except FileNotFoundError as e:
-            raise StorageError(f"{self.fs.uri(entry_name)}, which holds segment {path}, is missing") from e
-        for action in entry["actions"]:
-            if action.get("add_segment") == path and "inline" in action:
+            try:
+                return files.read_parquet_bytes(self._read_data(path), self.fs.uri(path))
+            except FileNotFoundError as e:
+                raise StorageError(f"{self.fs.uri(path)}: the partition segment is missing") from e
+        entry = self._carrier(path, entry_name)
+        if entry.expired is not None:
+            raise StorageError(f"{self.fs.uri(entry_name)}, which held segment {path}, has expired")
+        for action in entry.actions:
+            if isinstance(action, log.AddSegment) and action.path == path and action.inline is not None:
                 name = f"{self.fs.uri(entry_name)} (segment {path})"
                 try:
-                    data = base64.b64decode(action["inline"], validate=True)
+                    data = base64.b64decode(action.inline.data, validate=True)
                 except (TypeError, ValueError) as e:
                     raise StorageError(f"{name}: the inline segment is not base64 ({e})") from e
-                if "inline_encoding" in action:
-                    encoding, size = action["inline_encoding"], action.get("inline_size")
-                    return files.read_inline_segment(data, encoding, size, name)
+                if action.inline.encoding is not None:
+                    return files.read_inline_segment(data, action.inline.encoding, action.inline.size, name)
                 return files.read_parquet_bytes(data, name)  # storage format 2 carried Parquet
         raise StorageError(f"{self.fs.uri(entry_name)} does not hold segment {path}")
 
@@ -230,16 +292,19 @@ class Store:
                         raise StorageError(f"{name}: a file of the commit could not be written ({e})") from e
                     raise
                 timestamp = max(datetime.now(UTC), snap.timestamp)
-                entry = {
-                    "format": layout.FORMAT_VERSION,
-                    "version": version,
-                    "commit_id": commit_id,
-                    "timestamp_us": to_micros(timestamp),
-                    "operation": operation,
-                    "actions": written.actions,
-                }
+                entry = log.Entry(
+                    version=version,
+                    commit_id=commit_id,
+                    timestamp_us=to_micros(timestamp),
+                    operation=operation,
+                    actions=tuple(written.actions),
+                    prev=snap.link.chain,
+                )
+                data, chain = log.encode(entry)
                 try:
-                    published = self._publish(version, entry, commit_id)
+                    # A later entry without this one is a gap left by a deleted entry: publishing here
+                    # would put this commit under entries made without it.
+                    published = not self._gap_after(version) and self._publish(version, data, commit_id)
                 except StorageError:
                     self._discard(written)
                     raise
@@ -253,6 +318,7 @@ class Store:
                             written.seg_adds,
                             written.seg_removes,
                             written.seg_merges,
+                            Link(chain, True),
                         )
                         self._entry_times[version] = timestamp
                         if self._snap.version < version:
@@ -263,7 +329,7 @@ class Store:
                         try:
                             self._write_checkpoint(new)
                         except Exception as e:
-                            log.warning("checkpoint at version %d not written: %s", version, e)
+                            logger.warning("checkpoint at version %d not written: %s", version, e)
                     return result
                 self._discard(written)
                 time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
@@ -275,8 +341,9 @@ class Store:
         """Write a partition segment ahead of the commit that will name it (in ``Changes.segment_merges``),
         so that a large write does not hold up other commits; returns its path. If no commit ends up
         naming it, the caller calls ``discard_segment``."""
-        path = f"{layout.DATA_DIR}/{uuid.uuid4().hex}.partitions.parquet"
-        self.fs.write_new(path, files.segment_parquet_bytes(rows))
+        data = files.segment_parquet_bytes(rows)
+        path = layout.data_path(uuid.uuid4().hex, log.checksum(data), "partitions")
+        self.fs.write_new(path, data)
         self.fs.sync_folder(layout.DATA_DIR)
         self._written_segment(path, rows)
         return path
@@ -287,16 +354,17 @@ class Store:
         self.fs.delete(path)
 
     def checkpoint(self) -> int:
-        """Write a checkpoint of the latest state now; returns its version."""
+        """Write a checkpoint of the latest state now (unless there is one of it); returns its version."""
         snap = self.latest()
-        self._write_checkpoint(snap)
+        if not any(v == snap.version for v, _ in self._checkpoints()):
+            self._write_checkpoint(snap)
         return snap.version
 
     # -- internals -----------------------------------------------------------------------------
 
     class _Written:
         def __init__(self) -> None:
-            self.actions: list[dict[str, Any]] = []
+            self.actions: list[log.Action] = []
             self.records: list[tuple[str, Key, Any | None]] = []
             self.seg_adds: list[tuple[Key, str]] = []
             self.seg_removes: list[tuple[Key, str]] = []
@@ -312,42 +380,36 @@ class Store:
             (k, key, None) for k, key in changes.deletes
         ]
         if w.records:
-            path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.records.parquet"
+            data = files.to_parquet_bytes(files.record_table(w.records))
+            path = layout.data_path(f"{commit_id}-{uuid.uuid4().hex[:8]}", log.checksum(data), "records")
             w.paths.append(path)
-            self.fs.write_new(path, files.to_parquet_bytes(files.record_table(w.records)))
-            w.actions.append({"records": path})
+            self.fs.write_new(path, data)
+            w.actions.append(log.AddRecords(path))
         for table_key, rows in changes.segment_adds:
-            action: dict[str, Any] = {"table": list(table_key), "rows": rows.num_rows}
+            inline = None
             carried = files.inline_segment_bytes(rows, INLINE_SEGMENT_BYTES)
             if carried is not None:
                 path = layout.inline_segment_path(version, len(w.inline))
                 data, size = carried
-                action["inline"] = files.Base64Text(base64.b64encode(data).decode("ascii"))
-                action["inline_encoding"] = files.INLINE_ENCODING
-                action["inline_size"] = size
+                inline = log.Inline(base64.b64encode(data).decode("ascii"), files.INLINE_ENCODING, size)
                 w.inline.append(path)
             else:
-                path = f"{layout.DATA_DIR}/{commit_id}-{uuid.uuid4().hex[:8]}.partitions.parquet"
+                data = files.segment_parquet_bytes(rows)
+                stem = f"{commit_id}-{uuid.uuid4().hex[:8]}"
+                path = layout.data_path(stem, log.checksum(data), "partitions")
                 w.paths.append(path)
-                self.fs.write_new(path, files.segment_parquet_bytes(rows))
+                self.fs.write_new(path, data)
             self._written_segment(path, rows)
             w.seg_adds.append((table_key, path))
-            w.actions.append({"add_segment": path, **action})
+            w.actions.append(log.AddSegment(path, table_key, rows.num_rows, inline))
         if w.paths:
             self.fs.sync_folder(layout.DATA_DIR)
         for table_key, path in changes.segment_removes:
             w.seg_removes.append((table_key, path))
-            w.actions.append({"remove_segment": path, "table": list(table_key)})
+            w.actions.append(log.RemoveSegment(path, table_key))
         for table_key, run, into in changes.segment_merges:
             w.seg_merges.append((table_key, run, into))
-            w.actions.append(
-                {
-                    "merge_segments": list(run),
-                    "into": into,
-                    "table": list(table_key),
-                    "rows": self.segment_footer(into)[0],
-                }
-            )
+            w.actions.append(log.MergeSegments(run, into, table_key, self.segment_footer(into)[0]))
 
     def _written_segment(self, path: str, rows: pa.Table) -> None:
         self._footers[path] = (rows.num_rows, dict(rows.schema.metadata or {}))
@@ -375,12 +437,24 @@ class Store:
         for path in written.inline:  # the name is, or will be, another commit's
             self._forget_segment(path)
 
-    def _publish(self, version: int, entry: dict[str, Any], commit_id: str) -> bool:
+    def _gap_after(self, version: int) -> bool:
+        """Whether entry ``version + 1`` exists: a lost race if ``version`` does too, else a gap (an
+        entry deleted from the middle of the log), which is damage."""
+        if not self.fs.exists(layout.log_path(version + 1)):
+            return False
+        if not self.fs.exists(layout.log_path(version)):
+            raise StorageError(
+                f"{self.fs.uri(layout.log_path(version))}: missing, while version {version + 1} exists: "
+                "a gap in the log (damage); nothing is committed over it"
+            )
+        return True
+
+    def _publish(self, version: int, data: bytes, commit_id: str) -> bool:
         """Whether the entry is now version ``version``: False if another commit's is (a lost race);
         StorageError if there is none (the file system refused the write: retrying would not help)."""
         name = layout.log_path(version)
         try:
-            return self.fs.publish(name, files.encode_entry(entry))
+            return self.fs.publish(name, data)
         except OSError as e:
             # The create may or may not have happened: look, never guess.
             for _ in range(10):
@@ -389,25 +463,31 @@ class Store:
                         raise StorageError(
                             f"{self.fs.uri(name)}: the commit's log entry could not be written ({e})"
                         ) from e
-                    found = files.decode_entry(self.fs.read_bytes(name), self.fs.uri(name), version)
-                    return bool(found.get("commit_id") == commit_id)
+                    found = log.parse(self.fs.read_bytes(name), self.fs.uri(name), version)
+                    return found.commit_id == commit_id
                 except OSError:
                     time.sleep(0.05)
             raise
 
-    def _read_entry(self, version: int) -> dict[str, Any]:
-        name = layout.log_path(version)
-        return files.decode_entry(self.fs.read_bytes(name), self.fs.uri(name), version)
+    def _read_entry(self, version: int) -> log.Entry:
+        return log.read(self.fs.read_bytes, self.fs.uri, version)
 
     def _entry_time(self, version: int) -> datetime:
         ts = self._entry_times.get(version)
         if ts is None:
-            ts = from_micros(int(self._read_entry(version)["timestamp_us"]))
+            try:
+                ts = from_micros(self._read_entry(version).timestamp_us)
+            except StorageError:
+                # Deleted by an expiry before format 4: a checkpoint of that version knows its time.
+                found = [path for v, path in self._checkpoints() if v == version]
+                if not found:
+                    raise
+                ts = from_micros(self._checkpoint_meta(found[0])[0])
             self._entry_times[version] = ts
         return ts
 
     def _catch_up(self, snap: Snapshot, upto: int | None = None) -> Snapshot:
-        """Apply every published entry after ``snap`` (up to ``upto``)."""
+        """Apply every published entry after ``snap`` (up to ``upto``); _Stale past an expiry."""
         while upto is None or snap.version < upto:
             version = snap.version + 1
             name = layout.log_path(version)
@@ -415,48 +495,62 @@ class Store:
                 data = self.fs.read_bytes(name)
             except FileNotFoundError:
                 break
-            entry = files.decode_entry(data, self.fs.uri(name), version)
+            entry = log.parse(data, self.fs.uri(name), version, snap.link)
+            if entry.expired is not None:
+                raise _Stale(
+                    snap,
+                    StorageError(
+                        f"{self.fs.uri(name)}: version {version} has expired (its history was folded "
+                        f"into checkpoint {entry.expired} or a later one)"
+                    ),
+                )
             snap = self._apply_entry(snap, entry)
         return snap
 
-    def _apply_entry(self, snap: Snapshot, entry: dict[str, Any]) -> Snapshot:
+    def _apply_entry(self, snap: Snapshot, entry: log.Entry) -> Snapshot:
         records: list[tuple[str, Key, Any | None]] = []
         seg_adds: list[tuple[Key, str]] = []
         seg_removes: list[tuple[Key, str]] = []
         seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
-        name = self.fs.uri(layout.log_path(entry["version"]))
-        for action in entry["actions"]:
-            if "records" in action:
-                path = action["records"]
+        name = self.fs.uri(layout.log_path(entry.version))
+        for action in entry.actions:
+            if isinstance(action, log.AddRecords):
                 try:
-                    data = self.fs.read_bytes(path)
+                    data = self._read_data(action.path)
                 except FileNotFoundError as e:
-                    raise StorageError(f"{name} names {self.fs.uri(path)}, which is missing") from e
-                records.extend(files.read_records(data, self.fs.uri(path)))
-            elif "add_segment" in action:
-                seg_adds.append((tuple(action["table"]), action["add_segment"]))
-            elif "remove_segment" in action:
-                seg_removes.append((tuple(action["table"]), action["remove_segment"]))
-            elif "merge_segments" in action:
-                seg_merges.append((tuple(action["table"]), tuple(action["merge_segments"]), action["into"]))
+                    # An expiry that ran since this entry was read may have deleted it: then a newer
+                    # checkpoint holds the state, and the caller rebuilds from it.
+                    missing = StorageError(f"{name} names {self.fs.uri(action.path)}, which is missing")
+                    raise _Stale(snap, missing) from e
+                records.extend(files.read_records(data, self.fs.uri(action.path)))
+            elif isinstance(action, log.AddSegment):
+                seg_adds.append((action.table, action.path))
+            elif isinstance(action, log.RemoveSegment):
+                seg_removes.append((action.table, action.path))
+            elif isinstance(action, log.MergeSegments):
+                seg_merges.append((action.table, action.run, action.into))
             else:
-                raise StorageError(f"{name}: unknown action {sorted(action)}")
-        timestamp = from_micros(int(entry["timestamp_us"]))
-        self._entry_times[entry["version"]] = timestamp
-        return apply(snap, entry["version"], timestamp, records, seg_adds, seg_removes, seg_merges)
+                raise StorageError(f"{name}: this store does not apply {type(action).__name__} actions")
+        timestamp = from_micros(entry.timestamp_us)
+        self._entry_times[entry.version] = timestamp
+        return apply(snap, entry.version, timestamp, records, seg_adds, seg_removes, seg_merges, entry.link)
 
-    def _checkpoint_versions(self) -> list[int]:
-        versions = []
+    def _checkpoints(self) -> list[tuple[int, str]]:
+        """The checkpoints' versions and paths, oldest first."""
+        found = []
         for name in self.fs.list_names(layout.CHECKPOINT_DIR):
             if layout.is_temporary(name):
                 continue
-            v = layout.parse_checkpoint_name(name)
-            if v is None:
+            parsed = layout.parse_checkpoint_name(name)
+            if parsed is None:
                 raise StorageError(
                     f"{self.fs.uri(layout.CHECKPOINT_DIR + '/' + name)}: a foreign file among the checkpoints"
                 )
-            versions.append(v)
-        return sorted(versions)
+            found.append((parsed[0], f"{layout.CHECKPOINT_DIR}/{name}"))
+        return sorted(found)
+
+    def _checkpoint_versions(self) -> list[int]:
+        return sorted({v for v, _ in self._checkpoints()})
 
     def _oldest_version(self) -> int:
         if self.fs.exists(layout.log_path(0)):
@@ -466,24 +560,58 @@ class Store:
 
     def _base_for(self, version: int) -> Snapshot:
         """The best starting point for rebuilding ``version``: a checkpoint at or before it, or genesis."""
-        cps = [v for v in self._checkpoint_versions() if v <= version]
+        cps = [(v, path) for v, path in self._checkpoints() if v <= version]
         if cps:
-            return self._load_checkpoint(cps[-1])
+            try:
+                return self._load_checkpoint(*cps[-1])
+            except FileNotFoundError as e:
+                raise StorageError(f"{self.fs.uri(cps[-1][1])}: expired while it was read") from e
         if not self.fs.exists(layout.log_path(0)):
             raise StorageError(
                 f"{self.fs.uri(layout.LOG_DIR)}: version {version} is older than the retained history"
             )
-        return empty(_GENESIS_TIME)
+        return self._genesis()
+
+    def _genesis(self) -> Snapshot:
+        genesis = self._read_entry(0)
+        if genesis.expired is not None:
+            raise StorageError(
+                f"{self.fs.uri(layout.log_path(0))}: the log's beginning has expired, and no checkpoint holds its state"
+            )
+        self.secret = bytes.fromhex(genesis.secret or "")
+        return self._apply_entry(empty(_GENESIS_TIME), genesis)
 
     def _open(self) -> Snapshot:
-        cps = self._checkpoint_versions()
-        if cps:
-            return self._catch_up(self._load_checkpoint(cps[-1]))
-        if not self.fs.exists(layout.log_path(0)):
-            self._initialize()
-        genesis = self._read_entry(0)
-        self.secret = bytes.fromhex(str(genesis.get("secret", "")))
-        return self._catch_up(self._apply_entry(empty(_GENESIS_TIME), genesis))
+        for attempt in range(20):
+            # Listed first, so that an entry beyond where catching up stops is a gap, not a newer commit.
+            top = max(
+                (
+                    v
+                    for n in self.fs.list_names(layout.LOG_DIR)
+                    if (v := layout.parse_log_name(n)) is not None
+                ),
+                default=-1,
+            )
+            cps = self._checkpoints()
+            try:
+                if cps:
+                    snap = self._catch_up(self._load_checkpoint(*cps[-1]))
+                else:
+                    if not self.fs.exists(layout.log_path(0)):
+                        self._initialize()
+                    snap = self._catch_up(self._genesis())
+            except (_Stale, FileNotFoundError) as e:
+                # An expiry wrote a newer checkpoint (and stubs) since we listed: list again.
+                if attempt == 19:
+                    raise e.error if isinstance(e, _Stale) else StorageError(str(e)) from None
+                continue
+            if top > snap.version:
+                raise StorageError(
+                    f"{self.fs.uri(layout.log_path(snap.version + 1))}: missing, while the log goes on to "
+                    f"version {top}: a gap in the log (damage); the warehouse is not opened at an older version"
+                )
+            return snap
+        raise AssertionError("unreachable")
 
     def _initialize(self) -> None:
         for name in self.fs.list_names(layout.LOG_DIR):
@@ -495,24 +623,38 @@ class Store:
                 )
         for d in (layout.LOG_DIR, layout.DATA_DIR, layout.CHECKPOINT_DIR):
             self.fs.mkdirs(d)
-        genesis = {
-            "format": layout.FORMAT_VERSION,
-            "version": 0,
-            "commit_id": uuid.uuid4().hex,
-            "timestamp_us": to_micros(datetime.now(UTC)),
-            "operation": "CreateWarehouse",
-            "actions": [],
-            "secret": secrets.token_hex(32),
-        }
-        self.fs.publish(layout.log_path(0), files.encode_entry(genesis))  # a concurrent creator may win
+        genesis = log.Entry(
+            version=0,
+            commit_id=uuid.uuid4().hex,
+            timestamp_us=to_micros(datetime.now(UTC)),
+            operation="CreateWarehouse",
+            secret=secrets.token_hex(32),
+        )
+        self.fs.publish(layout.log_path(0), log.encode(genesis)[0])  # a concurrent creator may win
 
-    def _load_checkpoint(self, version: int) -> Snapshot:
-        name = layout.checkpoint_path(version)
-        uri = self.fs.uri(name)
-        data = self.fs.read_bytes(name)
-        md = files.file_metadata(data, uri)
-        if md.get("gluecat.checkpoint_version") != str(version) or "gluecat.timestamp_us" not in md:
+    def _checkpoint_meta(self, path: str, data: bytes | None = None) -> tuple[int, dict[str, str]]:
+        """A checkpoint's time and metadata, checked against its name (the footer only, unless given
+        the file's bytes, which are then verified against the checksum its name carries)."""
+        uri = self.fs.uri(path)
+        parsed = layout.parse_checkpoint_name(path.rsplit("/", 1)[-1])
+        if data is None:
+            md = files.file_metadata(self.fs.read_bytes(path), uri)
+        else:
+            log.verify_named(data, path, uri)
+            md = files.file_metadata(data, uri)
+        version = parsed[0] if parsed else -1
+        when = md.get("gluecat.timestamp_us", "")
+        if md.get("gluecat.checkpoint_version") != str(version) or not when.isdigit():
             raise StorageError(f"{uri}: not a gluecat checkpoint of version {version}")
+        if parsed is not None and parsed[1] is not None and "gluecat.chain" not in md:
+            raise StorageError(f"{uri}: damaged: a checkpoint of format 4 without its place in the log")
+        return int(when), md
+
+    def _load_checkpoint(self, version: int, path: str) -> Snapshot:
+        """The state a checkpoint holds, verified (FileNotFoundError if an expiry removed it meanwhile)."""
+        uri = self.fs.uri(path)
+        data = self.fs.read_bytes(path)
+        when, md = self._checkpoint_meta(path, data)
         meta: dict[str, dict[Key, Any]] = {}
         segments: dict[Key, list[str]] = {}
         for kind, key, doc in files.read_records(data, uri):
@@ -520,15 +662,31 @@ class Store:
                 segments.setdefault(key[:-1], []).append(key[-1])
             else:
                 meta.setdefault(kind, {})[key] = doc
-        timestamp = from_micros(int(md["gluecat.timestamp_us"]))
+        timestamp = from_micros(when)
         self._entry_times[version] = timestamp
-        self.secret = bytes.fromhex(md.get("gluecat.secret", ""))
+        try:
+            self.secret = bytes.fromhex(md.get("gluecat.secret", ""))
+        except ValueError as e:
+            raise StorageError(f"{uri}: not a gluecat checkpoint (its secret is not hex)") from e
+        if "gluecat.chain" in md:
+            link = Link(md["gluecat.chain"], md.get("gluecat.strict") == "1")
+        else:
+            link = self._legacy_link(version)
         return Snapshot(
             version=version,
             timestamp=timestamp,
             meta=meta,
             segments={k: tuple(v) for k, v in segments.items()},
+            link=link,
         )
+
+    def _legacy_link(self, version: int) -> Link:
+        """The link of a version whose checkpoint predates format 4: from its entry, if still there."""
+        try:
+            data = self.fs.read_bytes(layout.log_path(version))
+        except FileNotFoundError:
+            return Link()
+        return log.parse(data, self.fs.uri(layout.log_path(version)), version).link
 
     def _write_checkpoint(self, snap: Snapshot) -> None:
         rows: list[tuple[str, Key, Any | None]] = [
@@ -545,6 +703,9 @@ class Store:
                 "gluecat.secret": self.secret.hex(),
                 "gluecat.checkpoint_version": str(snap.version),
                 "gluecat.timestamp_us": str(to_micros(snap.timestamp)),
+                "gluecat.chain": snap.link.chain,
+                "gluecat.strict": "1" if snap.link.strict else "0",
             },
         )
-        self.fs.publish(layout.checkpoint_path(snap.version), data)  # another writer may have made it first
+        # Its name carries its checksum, so no flip inside it can make it pass for an older format's.
+        self.fs.publish(layout.checkpoint_path(snap.version, log.checksum(data)), data)
