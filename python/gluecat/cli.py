@@ -122,6 +122,18 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_fsck(args: argparse.Namespace) -> int:
+    """Verify every file of a warehouse; nonzero exit if anything is damaged."""
+    from gluecat.store.fsck import check, render
+
+    report = check(args.warehouse)
+    if args.json:
+        _print(report.to_json())
+    else:
+        print(render(report))
+    return 1 if report.damaged else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="gluecat", description=__doc__.splitlines()[0] if __doc__ else None)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -165,6 +177,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--retain-hours", type=float, default=24 * 7, help="time-travel history to keep (default 168)"
     )
     p.set_defaults(func=_cmd_compact)
+    p = with_warehouse(
+        sub.add_parser(
+            "fsck",
+            aliases=["check"],
+            help="verify every log entry, checkpoint and data file; exit 1 if anything is damaged",
+        )
+    )
+    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.set_defaults(func=_cmd_fsck)
     for module in _SUBSYSTEMS:
         try:
             mod = importlib.import_module(module)

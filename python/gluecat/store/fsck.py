@@ -1,0 +1,258 @@
+"""``gluecat fsck``: verify a whole warehouse, file by file, and say what is damaged.
+
+Everything a reader would verify is checked here at once, not only what the latest state needs: every
+log entry (its checksum, its version, its link to the entry before, which finds replaced entries and
+gaps), every checkpoint (the checksum its name carries, its version, its place in the log), and every
+data file that a retained version names (its checksum, and that it decodes). Files no version names
+are reported too, as notes: a writer killed before its commit leaves them, and compaction removes them.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from gluecat.errors import StorageError
+from gluecat.store import files, layout, log
+from gluecat.store.fs import WarehouseFS
+from gluecat.store.snapshot import Link
+
+
+@dataclass
+class Finding:
+    path: str
+    problem: str
+    damage: bool
+
+
+@dataclass
+class FsckReport:
+    warehouse: str
+    version: int | None = None
+    entries: int = 0
+    expired_entries: int = 0
+    checkpoints: int = 0
+    data_files: int = 0
+    inline_segments: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def damaged(self) -> bool:
+        return any(f.damage for f in self.findings)
+
+    def damage(self, path: str, problem: str) -> None:
+        self.findings.append(Finding(path, problem, True))
+
+    def note(self, path: str, problem: str) -> None:
+        self.findings.append(Finding(path, problem, False))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "warehouse": self.warehouse,
+            "damaged": self.damaged,
+            "version": self.version,
+            "entries": self.entries,
+            "expired_entries": self.expired_entries,
+            "checkpoints": self.checkpoints,
+            "data_files": self.data_files,
+            "inline_segments": self.inline_segments,
+            "findings": [{"path": f.path, "problem": f.problem, "damage": f.damage} for f in self.findings],
+        }
+
+
+def check(warehouse: str) -> FsckReport:
+    """Verify every file of a warehouse; the report lists each damaged file and each stray one."""
+    fs = WarehouseFS.open(warehouse)
+    report = FsckReport(fs.uri(""))
+    if not fs.exists(layout.LOG_DIR):
+        report.damage(fs.uri(layout.LOG_DIR), "no log: not a gluecat warehouse")
+        return report
+    entries = _check_log(fs, report)
+    checkpoint_segments = _check_checkpoints(fs, report, entries)
+    _check_data(fs, report, entries, checkpoint_segments)
+    if report.version is not None:
+        _check_opens(warehouse, report)
+    return report
+
+
+def _check_log(fs: WarehouseFS, report: FsckReport) -> dict[int, log.Entry]:
+    versions = []
+    for name in fs.list_names(layout.LOG_DIR):
+        v = layout.parse_log_name(name)
+        if v is not None:
+            versions.append(v)
+        elif layout.is_temporary(name):
+            report.note(fs.uri(f"{layout.LOG_DIR}/{name}"), "a temporary file of a writer that stopped")
+        else:
+            report.note(fs.uri(f"{layout.LOG_DIR}/{name}"), "a foreign file in the log folder")
+    if not versions:
+        report.damage(fs.uri(layout.LOG_DIR), "the log is empty")
+        return {}
+    present = set(versions)
+    first, last = min(versions), max(versions)
+    if first > 0:
+        report.note(
+            fs.uri(layout.log_path(0)),
+            f"versions 0 to {first - 1} have no entries (deleted by an expiry of a gluecat before "
+            f"format 4, or lost); time travel before version {first} is not possible",
+        )
+    entries: dict[int, log.Entry] = {}
+    link: Link | None = None
+    for v in range(first, last + 1):
+        path = layout.log_path(v)
+        if v not in present:
+            report.damage(fs.uri(path), f"missing, while the log goes on to version {last}: a gap in the log")
+            link = None
+            continue
+        try:
+            entry = log.parse(fs.read_bytes(path), fs.uri(path), v, link)
+        except (StorageError, OSError) as e:
+            report.damage(fs.uri(path), _why(e))
+            link = None
+            continue
+        entries[v] = entry
+        report.entries += 1
+        if entry.expired is not None:
+            report.expired_entries += 1
+        link = entry.link
+    report.version = last
+    return entries
+
+
+def _check_checkpoints(
+    fs: WarehouseFS, report: FsckReport, entries: dict[int, log.Entry]
+) -> dict[int, list[str]]:
+    """Verify each checkpoint; returns the segments each names, by version."""
+    segments: dict[int, list[str]] = {}
+    for name in sorted(fs.list_names(layout.CHECKPOINT_DIR)):
+        path = f"{layout.CHECKPOINT_DIR}/{name}"
+        uri = fs.uri(path)
+        if layout.is_temporary(name):
+            report.note(uri, "a temporary file of a writer that stopped")
+            continue
+        parsed = layout.parse_checkpoint_name(name)
+        if parsed is None:
+            report.damage(uri, "a foreign file among the checkpoints (opening the warehouse refuses it)")
+            continue
+        version = parsed[0]
+        try:
+            data = fs.read_bytes(path)
+            log.verify_named(data, path, uri)
+            md = files.file_metadata(data, uri)
+            if md.get("gluecat.checkpoint_version") != str(version):
+                raise StorageError(f"{uri}: not a gluecat checkpoint of version {version}")
+            rows = files.read_records(data, uri)
+        except (StorageError, OSError) as e:
+            report.damage(uri, _why(e))
+            continue
+        report.checkpoints += 1
+        entry = entries.get(version)
+        chain = md.get("gluecat.chain")
+        if chain and entry is not None and entry.chain != chain:
+            report.damage(uri, f"its place in the log does not match version {version}'s entry")
+        segments[version] = [key[-1] for kind, key, _ in rows if kind == files.SEGMENT_KIND]
+    if not segments and entries and (0 not in entries or entries[0].expired is not None):
+        report.damage(
+            fs.uri(layout.CHECKPOINT_DIR), "no readable checkpoint, and the log's beginning is gone"
+        )
+    return segments
+
+
+def _check_data(
+    fs: WarehouseFS,
+    report: FsckReport,
+    entries: dict[int, log.Entry],
+    checkpoint_segments: dict[int, list[str]],
+) -> None:
+    """Every data file a retained version names: present, matching its checksum, and decoding."""
+    oldest = min(checkpoint_segments, default=-1)
+    named: dict[str, str] = {}  # data file -> who names it
+    inline: list[tuple[log.Entry, log.AddSegment]] = []
+    for version, paths in checkpoint_segments.items():
+        for p in paths:
+            named.setdefault(p, fs.uri(layout.checkpoint_path(version)))
+    history: set[str] = set()  # named by entries a checkpoint has folded: an expiry may delete them
+    for version, entry in entries.items():
+        retained = version > oldest or oldest < 0
+        for action in entry.actions:
+            if isinstance(action, log.AddSegment) and action.inline is not None:
+                inline.append((entry, action))
+            for p in action.files():
+                named.setdefault(p, fs.uri(layout.log_path(version)))
+                if not retained:
+                    history.add(p)
+    history -= {p for paths in checkpoint_segments.values() for p in paths}
+    for path, by in sorted(named.items()):
+        if layout.inline_segment_entry(path) is not None:
+            continue
+        uri = fs.uri(path)
+        try:
+            data = fs.read_bytes(path)
+        except FileNotFoundError:
+            if path not in history:
+                report.damage(uri, f"missing (named by {by})")
+            continue
+        try:
+            log.verify_named(data, path, uri)
+            if path.endswith(".records.parquet"):
+                files.read_records(data, uri)
+            else:
+                files.read_parquet_bytes(data, uri)
+        except StorageError as e:
+            report.damage(uri, _why(e))
+            continue
+        report.data_files += 1
+    for entry, action in inline:
+        name = f"{fs.uri(layout.log_path(entry.version))} (segment {action.path})"
+        assert action.inline is not None
+        try:
+            data = base64.b64decode(action.inline.data, validate=True)
+            if action.inline.encoding is None:
+                files.read_parquet_bytes(data, name)
+            else:
+                files.read_inline_segment(data, action.inline.encoding, action.inline.size, name)
+        except (StorageError, ValueError) as e:
+            report.damage(name, _why(e))
+            continue
+        report.inline_segments += 1
+    for name in sorted(fs.list_names(layout.DATA_DIR)):
+        path = f"{layout.DATA_DIR}/{name}"
+        if path in named:
+            continue
+        if layout.is_temporary(name):
+            report.note(fs.uri(path), "a temporary file of a writer that stopped")
+        else:
+            report.note(
+                fs.uri(path),
+                "stray: no retained version names it (a writer stopped before its commit, or history "
+                "not expired yet); gluecat compact --apply removes it once it is an hour old",
+            )
+
+
+def _check_opens(warehouse: str, report: FsckReport) -> None:
+    """The warehouse opens at its latest version (this also replays the log after the newest checkpoint)."""
+    from gluecat.store.store import Store
+
+    try:
+        Store(warehouse).latest()
+    except StorageError as e:
+        if not report.damaged:
+            report.damage(report.warehouse, f"does not open: {_why(e)}")
+
+
+def _why(e: Exception) -> str:
+    text = e.message if isinstance(e, StorageError) else str(e)
+    return text
+
+
+def render(report: FsckReport) -> str:
+    lines = [f"{'DAMAGED' if f.damage else 'note'}  {f.path}: {f.problem}" for f in report.findings]
+    damaged = sum(f.damage for f in report.findings)
+    lines.append(
+        f"{report.warehouse}: checked {report.entries} log entries ({report.expired_entries} expired), "
+        f"{report.checkpoints} checkpoints, {report.data_files} data files, {report.inline_segments} "
+        f"inline segments: {damaged} damaged, {len(report.findings) - damaged} notes"
+        + (f"; latest version {report.version}" if report.version is not None else "")
+    )
+    return "\n".join(lines)
