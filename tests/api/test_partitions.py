@@ -660,3 +660,28 @@ def test_pages_merge_newer_partitions_with_the_base_at_every_page_size(
                     break
                 kwargs["NextToken"] = resp["NextToken"]
             assert got == live, size
+
+
+@pytest.mark.parametrize(
+    "kwargs, field",
+    [
+        ({"Add": 7}, "Add"),
+        ({"Drop": "2024"}, "Drop"),
+        ({"Add": [], "IfNotExists": {"x": 1}}, "IfNotExists"),
+        ({"Drop": [], "IfExists": "yes"}, "IfExists"),
+    ],
+)
+def test_commit_partitions_refuses_arguments_of_the_wrong_type(
+    glue: Catalog, kwargs: dict, field: str
+) -> None:
+    before = glue.warehouse_version()
+    with pytest.raises(InvalidInputException, match=field):
+        glue.commit_partitions(DatabaseName="db", TableName="t", **kwargs)
+    assert glue.warehouse_version() == before
+
+
+def test_partitions_unchanged_since_refuses_a_version_that_is_not_one(glue: Catalog) -> None:
+    with pytest.raises(InvalidInputException, match="version"):
+        glue.partitions_unchanged_since("db", "t", {"v": 1})  # type: ignore[arg-type]
+    with pytest.raises(InvalidInputException, match="excluding"):
+        glue.partitions_unchanged_since("db", "t", 0, ["1"])  # type: ignore[list-item]

@@ -284,6 +284,12 @@ class PartitionOperations:
         has already applied to its copy.
         """
         db, name = _names(database, table)
+        if type(version) is not int:
+            _invalid("version", "must be an integer warehouse version")
+        if not isinstance(excluding, (list, tuple, set, frozenset)) or any(
+            type(v) is not int for v in excluding
+        ):
+            _invalid("excluding", "must be a collection of integer warehouse versions")
         return partitions.partitions_unchanged_since(self._ctx, db, name, version, excluding)
 
     @operation("CommitPartitions")
@@ -303,6 +309,12 @@ class PartitionOperations:
         CommitVersion - 1 exactly (no other commit came in between).
         """
         db, table = _names(DatabaseName, TableName)
+        for field, value in (("Add", Add), ("Drop", Drop)):
+            if value is not None and not isinstance(value, list):
+                _invalid(field, "must be a list")
+        for field, flag in (("IfNotExists", IfNotExists), ("IfExists", IfExists)):
+            if not isinstance(flag, bool):
+                _invalid(field, "must be a boolean")
         add = shapes.check_partition_inputs(list(Add or []), "Add")
         drop = [_values(v, f"Drop[{i}]") for i, v in enumerate(Drop or [])]
         based_on = partitions.commit_partitions(
