@@ -86,3 +86,38 @@ def test_compaction_keeps_working_after_its_first_expiry(warehouse: str) -> None
         compact_everything(warehouse)
         compact_everything(warehouse)
     assert len(table_names(Catalog(warehouse))) == 240
+
+
+def test_time_travel_after_an_expiry_finds_retained_versions_and_refuses_expired_ones(warehouse: str) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    import pytest
+
+    from gluecat.errors import StorageError
+    from gluecat.store import maintenance
+    from gluecat.store.snapshot import Changes
+    from gluecat.store.store import Store
+
+    def put(n: int) -> Any:
+        def build(snap: Any) -> Any:
+            changes = Changes()
+            changes.put("thing", ("n",), n)
+            return changes, None
+
+        return build
+
+    s = Store(warehouse)
+    times = []
+    for n in range(6):
+        s.commit("Put", put(n))
+        times.append(s.latest().timestamp)
+        if n == 2:
+            s.checkpoint()
+    cutoff = times[2] + timedelta(microseconds=1)
+    maintenance.expire(s, retain=timedelta(0), grace=timedelta(0), dry_run=False, now=cutoff)
+    fresh = Store(warehouse)
+    assert fresh.as_of(times[4]).get("thing", ("n",)) == 4
+    assert fresh.as_of(times[2]).get("thing", ("n",)) == 2  # the checkpoint kept
+    with pytest.raises(StorageError, match="older than the retained history"):
+        fresh.as_of(times[1])
+    assert fresh.as_of(datetime(2000, 1, 1, tzinfo=UTC)).version == 0  # before the warehouse: empty

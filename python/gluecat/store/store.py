@@ -50,6 +50,10 @@ RECENT_SEGMENT_ROWS = 50_000
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
 
 
+class _Expired(StorageError):
+    """History asked for has expired."""
+
+
 class _Stale(Exception):
     """Catching up met history an expiry removed (a stub, or a file an old entry names): this process
     was behind, and must rebuild from a newer checkpoint. ``reached`` is the state caught up to."""
@@ -570,12 +574,15 @@ class Store:
             raise StorageError(
                 f"{self.fs.uri(layout.LOG_DIR)}: version {version} is older than the retained history"
             )
-        return self._genesis()
+        try:
+            return self._genesis()
+        except _Expired as e:
+            raise StorageError(f"{e}: version {version} is older than the retained history") from None
 
     def _genesis(self) -> Snapshot:
         genesis = self._read_entry(0)
         if genesis.expired is not None:
-            raise StorageError(
+            raise _Expired(
                 f"{self.fs.uri(layout.log_path(0))}: the log's beginning has expired, and no checkpoint holds its state"
             )
         self.secret = bytes.fromhex(genesis.secret or "")
