@@ -65,6 +65,16 @@ def parse_log_name(name: str) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def newest_log_version(names: list[str]) -> int:
+    """The highest version among a log folder's names, or -1. Entry names are fixed-width, so the
+    greatest name is the newest: string comparisons instead of a regular expression for each of what
+    may be millions of names (an expiry never frees one)."""
+    newest = max(
+        (n for n in names if len(n) == 25 and n.endswith(".json") and n[:20].isdigit()), default=None
+    )
+    return -1 if newest is None else int(newest[:20])
+
+
 def parse_log_path(path: str) -> int | None:
     folder, _, base = path.rpartition("/")
     return parse_log_name(base) if folder == LOG_DIR else None

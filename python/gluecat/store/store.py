@@ -591,14 +591,7 @@ class Store:
     def _open(self) -> Snapshot:
         for attempt in range(20):
             # Listed first, so that an entry beyond where catching up stops is a gap, not a newer commit.
-            top = max(
-                (
-                    v
-                    for n in self.fs.list_names(layout.LOG_DIR)
-                    if (v := layout.parse_log_name(n)) is not None
-                ),
-                default=-1,
-            )
+            top = layout.newest_log_version(self.fs.list_names(layout.LOG_DIR))
             cps = self._checkpoints()
             try:
                 if cps:
