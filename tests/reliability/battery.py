@@ -137,18 +137,18 @@ def build_warehouse(warehouse: str, rng: random.Random, partitions: int = 400) -
         )
 
         def batch(table: str, start: int, n: int) -> None:
-            glue.batch_create_partition(
-                DatabaseName="db",
-                TableName=table,
-                PartitionInputList=[
-                    {
-                        "Values": [f"2024-01-{1 + (i // 24) % 28:02d}", str(i % 24)],
-                        "StorageDescriptor": {"Location": f"s3://b/{table}/{i}/{rng.getrandbits(64):016x}"},
-                        "Parameters": {"n": str(i)},
-                    }
-                    for i in range(start, start + n)
-                ],
-            )
+            inputs = [
+                {
+                    "Values": [f"2024-{1 + i // 672:02d}-{1 + (i // 24) % 28:02d}", str(i % 24)],
+                    "StorageDescriptor": {"Location": f"s3://b/{table}/{i}/{rng.getrandbits(64):016x}"},
+                    "Parameters": {"n": str(i)},
+                }
+                for i in range(start, start + n)
+            ]
+            if n > 100:  # past BatchCreatePartition's limit: one commit all the same
+                glue.commit_partitions(DatabaseName="db", TableName=table, Add=inputs)
+            else:
+                glue.batch_create_partition(DatabaseName="db", TableName=table, PartitionInputList=inputs)
 
         batch("t0", 0, partitions // 2)  # a file segment
         for k in range(9):  # inline segments, then merged

@@ -359,3 +359,20 @@ def test_an_inline_segment_that_cannot_be_read_is_an_error_naming_its_entry(ware
     (path,) = s.latest().table_segments(("db", "t"))
     with pytest.raises(StorageError, match=r"00000000000000000001\.json"):
         s.read_segment(path)
+
+
+def test_a_format_3_warehouse_takes_format_4_commits_and_then_holds_them_to_it(warehouse: str) -> None:
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("old",), 1))
+    make_format_3(warehouse)
+    upgraded = Store(warehouse)
+    upgraded.commit("Put", put("thing", ("new",), 2))
+    reopened = Store(warehouse)
+    assert [reopened.latest().get("thing", (k,)) for k in ("old", "new")] == [1, 2]
+    assert reopened._read_entry(2).prev == reopened._read_entry(1).chain  # chained to the old entry
+    upgraded.commit("Put", put("thing", ("newer",), 3))
+    rewrite_entry(warehouse, 3, as_format_3)  # after a checksummed entry, one made to look old is damage
+    with pytest.raises(
+        StorageError, match=r"00000000000000000003\.json: damaged: the entry carries no checksum"
+    ):
+        Store(warehouse)

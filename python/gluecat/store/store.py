@@ -589,10 +589,15 @@ class Store:
         return self._apply_entry(empty(_GENESIS_TIME), genesis)
 
     def _open(self) -> Snapshot:
+        seen: list[tuple[int, str]] | None = None
+        failure = StorageError(f"{self.fs.uri(layout.LOG_DIR)}: could not be read")
         for attempt in range(20):
             # Listed first, so that an entry beyond where catching up stops is a gap, not a newer commit.
             top = layout.newest_log_version(self.fs.list_names(layout.LOG_DIR))
             cps = self._checkpoints()
+            if attempt and cps == seen:
+                raise failure
+            seen = cps
             try:
                 if cps:
                     snap = self._catch_up(self._load_checkpoint(*cps[-1]))
@@ -601,9 +606,11 @@ class Store:
                         self._initialize()
                     snap = self._catch_up(self._genesis())
             except (_Stale, FileNotFoundError) as e:
-                # An expiry wrote a newer checkpoint (and stubs) since we listed: list again.
-                if attempt == 19:
-                    raise e.error if isinstance(e, _Stale) else StorageError(str(e)) from None
+                # An expiry may have written a newer checkpoint (and stubs) since we listed: list again,
+                # and if the checkpoints are as they were, the log is damaged.
+                failure = (
+                    e.error if isinstance(e, _Stale) else StorageError(f"{self.fs.uri(cps[-1][1])}: {e}")
+                )
                 continue
             if top > snap.version:
                 raise StorageError(
@@ -611,7 +618,7 @@ class Store:
                     f"version {top}: a gap in the log (damage); the warehouse is not opened at an older version"
                 )
             return snap
-        raise AssertionError("unreachable")
+        raise failure
 
     def _initialize(self) -> None:
         for name in self.fs.list_names(layout.LOG_DIR):
