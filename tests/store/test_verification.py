@@ -161,3 +161,11 @@ def test_a_data_file_path_outside_the_data_folder_is_refused(warehouse: str) -> 
         f.write(log.encode(forged)[0])
     with pytest.raises(StorageError, match="not a data file name"):
         Store(warehouse)
+
+
+def test_a_missing_segment_s_footer_is_a_storage_error_naming_it(warehouse: str) -> None:
+    s = Store(warehouse)
+    path = s.write_segment(pa.table({"x": list(range(10))}))
+    os.unlink(full(warehouse, path))
+    with pytest.raises(StorageError, match=os.path.basename(path)):
+        Store(warehouse).segment_footer(path)

@@ -216,7 +216,10 @@ class Store:
             if table is not None:
                 found = (table.num_rows, dict(table.schema.metadata or {}))
             else:
-                found = files.footer(self._read_data(path), self.fs.uri(path))
+                try:
+                    found = files.footer(self._read_data(path), self.fs.uri(path))
+                except FileNotFoundError as e:
+                    raise StorageError(f"{self.fs.uri(path)}: the partition segment is missing") from e
             self._footers[path] = found
         return found
 
