@@ -27,6 +27,7 @@ from gluecat import Catalog, GlueError
 from gluecat.errors import StorageError
 from gluecat.store import layout, maintenance
 from gluecat.store import store as store_module
+from gluecat.store.fsck import check
 
 WORKER = Path(__file__).with_name("worker.py")
 PYTHON_DIR = Path(gluecat.__file__).resolve().parents[1]
@@ -228,6 +229,7 @@ def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
             try:
                 got = answers(copy)
             except StorageError as e:
+                failed_read = True
                 if names_file(e.message, rel):
                     result.kinds["StorageError naming the file"] += 1
                 else:
@@ -236,7 +238,9 @@ def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
             except Exception as e:
                 result.kinds[f"raw {type(e).__name__}"] += 1
                 result.fail(f"{rel} {what}: raw {type(e).__name__}: {e}")
+                failed_read = True
             else:
+                failed_read = False
                 if got == expected:
                     result.kinds["the right answer"] += 1
                 elif rel == newest and kind == "delete" and got == before_last:
@@ -244,6 +248,13 @@ def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
                 else:
                     result.kinds["a wrong answer"] += 1
                     result.fail(f"{rel} {what}: a different answer and no error")
+            # fsck verifies every file: it must name any file whose bytes changed, and any whose
+            # loss made the read fail.
+            flagged = any(f.damage and names_file(f.path, rel) for f in check(copy).findings)
+            if flagged:
+                result.kinds["fsck named the file"] += 1
+            elif kind != "delete" or failed_read:
+                result.fail(f"{rel} {what}: fsck did not name it")
             shutil.rmtree(copy)
     return result
 
@@ -283,8 +294,6 @@ def run_expiry_race(writers: int, tables: int, pause: float, compactors: int, se
         extra = sorted(present - names)
         if extra:
             result.fail(f"tables nobody acknowledged: {extra[:5]}")
-        from gluecat.store.fsck import check
-
         report = check(wh)
         if report.damaged:
             result.fail(f"fsck found damage: {[f for f in report.findings if f.damage][:3]}")
@@ -336,8 +345,6 @@ def run_kills(kills: int, seed: int) -> Outcomes:
             if lost:
                 result.fail(f"after kill {run + 1}: acknowledged batches lost: {sorted(lost)[:5]}")
         result.kinds["acknowledged batches"] = len(acked)
-        from gluecat.store.fsck import check
-
         report = check(wh)
         if report.damaged:
             result.fail(f"fsck after the kills: {[f for f in report.findings if f.damage][:3]}")
