@@ -282,8 +282,12 @@ def run_expiry_race(writers: int, tables: int, pause: float, compactors: int, se
             acked.extend(finish(p))
         Path(stop).touch()
         compactions = sum(1 for c in comps for o in finish(c) if "compaction" in o)
+        errors = [a for a in acked if a.get("ok") is False]
+        if errors:
+            result.fail(f"writers were refused: {errors[:3]}")
         names = {a["table"] for a in acked if a.get("ok")}
-        result.tried = len(names)
+        batches = {(a["partitions"], a["batch"]) for a in acked if "partitions" in a}
+        result.tried = len(names) + len(batches)
         result.kinds["compactions"] = compactions
         present = {t["Name"] for t in every(Catalog(wh).get_tables, "TableList", DatabaseName="db")}
         lost = sorted(names - present)
@@ -294,6 +298,14 @@ def run_expiry_race(writers: int, tables: int, pause: float, compactors: int, se
         extra = sorted(present - names)
         if extra:
             result.fail(f"tables nobody acknowledged: {extra[:5]}")
+        result.kinds["acknowledged partition batches"] = len(batches)
+        reader = Catalog(wh)
+        for table in sorted({t for t, _ in batches}):
+            parts = every(reader.get_partitions, "Partitions", DatabaseName="db", TableName=table)
+            found = Counter(int(p["Values"][0]) for p in parts)
+            wanted = {b for t, b in batches if t == table}
+            if set(found) != wanted or any(n != 10 for n in found.values()):
+                result.fail(f"{table}: partition batches {sorted(wanted - set(found))[:5]} lost or in part")
         report = check(wh)
         if report.damaged:
             result.fail(f"fsck found damage: {[f for f in report.findings if f.damage][:3]}")

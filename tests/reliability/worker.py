@@ -34,12 +34,25 @@ def emit(record: dict[str, Any]) -> None:
 def writer(warehouse: str, prefix: str, count: int, pause_at: int, pause: float, seed: int) -> None:
     rng = random.Random(seed)
     glue = Catalog(warehouse)  # held open across the pause: the stale process of the scenario
+    parts = f"{prefix}_parts"  # a table this writer adds partitions to, so compactions merge them
+    glue.create_table(DatabaseName="db", TableInput=table_input(parts, "v1"))
+    emit({"table": parts, "ok": True})
     for i in range(count):
         if i == pause_at:
             time.sleep(pause)
         name = f"{prefix}_{i}"
         try:
             glue.create_table(DatabaseName="db", TableInput=table_input(name, "v1"))
+            if i % 3 == 0:
+                glue.batch_create_partition(
+                    DatabaseName="db",
+                    TableName=parts,
+                    PartitionInputList=[
+                        {"Values": [str(i), str(h)], "StorageDescriptor": {"Location": f"s3://b/{i}/{h}"}}
+                        for h in range(10)
+                    ],
+                )
+                emit({"partitions": parts, "batch": i})
         except GlueError as e:
             emit({"table": name, "ok": False, "error": e.code, "message": e.message})
             continue
