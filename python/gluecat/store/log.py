@@ -7,6 +7,11 @@ checksums. ``encode`` is the way back. A new kind of action is a class with a ``
 ``@action``: its fields are read through ``Fields``, which raises StorageError naming the entry, so no
 action can skip the checks.
 
+Adding an action: a frozen dataclass subclassing ``Action`` with a ``KEY``, ``to_json``, ``from_json``
+(reading its fields through ``Fields``) and ``files()`` if it brings data files in, registered with
+``@action``; then ``Store._apply_entry`` says what it does to a snapshot. An entry holding an action the
+store does not apply is refused there, never skipped, and one holding an unknown key is refused here.
+
 An entry of format 4 ends with its own checksum: ``..., "checksum": "<xxh3-128 of the entry's bytes
 before that member, with the closing brace>"}``, and names the checksum of the entry before it in
 ``prev``; an expired entry is replaced by a stub that keeps its version, commit id, time and place in
