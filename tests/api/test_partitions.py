@@ -672,16 +672,19 @@ def test_pages_merge_newer_partitions_with_the_base_at_every_page_size(
     ],
 )
 def test_commit_partitions_refuses_arguments_of_the_wrong_type(
-    glue: Catalog, kwargs: dict, field: str
+    warehouse: str, kwargs: dict, field: str
 ) -> None:
+    glue = Catalog(warehouse)  # a Python-only call (the Spark shim's): not served over the wire
+    glue.create_database(DatabaseInput={"Name": "db"})
     before = glue.warehouse_version()
-    with pytest.raises(InvalidInputException, match=field):
+    with pytest.raises(glue.exceptions.InvalidInputException, match=field):
         glue.commit_partitions(DatabaseName="db", TableName="t", **kwargs)
     assert glue.warehouse_version() == before
 
 
-def test_partitions_unchanged_since_refuses_a_version_that_is_not_one(glue: Catalog) -> None:
-    with pytest.raises(InvalidInputException, match="version"):
+def test_partitions_unchanged_since_refuses_a_version_that_is_not_one(warehouse: str) -> None:
+    glue = Catalog(warehouse)  # a Python-only call (the Spark shim's): not served over the wire
+    with pytest.raises(glue.exceptions.InvalidInputException, match="version"):
         glue.partitions_unchanged_since("db", "t", {"v": 1})  # type: ignore[arg-type]
-    with pytest.raises(InvalidInputException, match="excluding"):
+    with pytest.raises(glue.exceptions.InvalidInputException, match="excluding"):
         glue.partitions_unchanged_since("db", "t", 0, ["1"])  # type: ignore[list-item]
