@@ -20,7 +20,8 @@ import pytest
 
 from gluecat import Catalog
 from gluecat.api.service import operations
-from tests.aws_wire import Credentials, Served, make_certificate, make_credentials
+from tests.aws_wire import Credentials, Served, make_credentials
+from tests.certificates import make_certificate
 
 from .response_shapes import problems
 

@@ -16,7 +16,8 @@ from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials as BotoCredentials
 
 from gluecat import Catalog
-from tests.aws_wire import REGION, Credentials, Served, make_certificate, make_credentials
+from tests.aws_wire import REGION, Credentials, Served, make_credentials
+from tests.certificates import make_certificate
 
 
 @pytest.fixture(scope="package")

@@ -18,7 +18,7 @@ import pytest
 from gluecat import Catalog
 from gluecat.cli import main
 from gluecat.hms.reference import free_port
-from tests.aws_wire import make_certificate
+from tests.certificates import make_certificate
 
 
 def test_users_add_access_key_prints_a_credentials_profile_once(
