@@ -130,7 +130,7 @@ def _cmd_fsck(args: argparse.Namespace) -> int:
     if args.json:
         _print(report.to_json())
     else:
-        print(render(report))
+        print(render(report, verbose=args.verbose))
     return 1 if report.damaged else 0
 
 
@@ -185,6 +185,7 @@ def build_parser() -> argparse.ArgumentParser:
         )
     )
     p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("--verbose", "-v", action="store_true", help="list every note, not three of each kind")
     p.set_defaults(func=_cmd_fsck)
     for module in _SUBSYSTEMS:
         try:

@@ -64,3 +64,23 @@ def test_a_gap_is_damage_and_a_stray_file_a_note(filled: str) -> None:
 def test_a_directory_that_is_not_a_warehouse_is_damage_and_is_left_untouched(tmp_path) -> None:
     report = check(str(tmp_path))
     assert report.damaged and os.listdir(tmp_path) == []
+
+
+def test_many_notes_of_one_kind_are_counted_not_listed_unless_verbose(filled: str, capsys) -> None:
+    strays = [os.path.join(filled, layout.DATA_DIR, f"stray{i}.records.parquet") for i in range(5)]
+    for path in strays:
+        Path(path).write_bytes(b"left by a writer that stopped")
+    entry = os.path.join(filled, layout.log_path(3))
+    data = bytearray(Path(entry).read_bytes())
+    data[len(data) // 2] ^= 0x20
+    Path(entry).write_bytes(bytes(data))
+
+    assert cli(["fsck", "-w", filled]) == 1
+    out = capsys.readouterr().out
+    assert out.count("DAMAGED") == 1 and "00000000000000000003.json" in out
+    assert sum(name in out for name in ("stray0", "stray1", "stray2", "stray3", "stray4")) == 3
+    assert "and 2 more of the same" in out
+
+    assert cli(["fsck", "-w", filled, "--verbose"]) == 1
+    out = capsys.readouterr().out
+    assert all(f"stray{i}" in out for i in range(5))

@@ -246,8 +246,24 @@ def _why(e: Exception) -> str:
     return text
 
 
-def render(report: FsckReport) -> str:
-    lines = [f"{'DAMAGED' if f.damage else 'note'}  {f.path}: {f.problem}" for f in report.findings]
+NOTES_SHOWN = 3
+"""Notes of one kind shown by name before the rest are counted: an expiry inside the grace period leaves
+a stray data file per expired commit, and a hundred identical lines would hide any damage."""
+
+
+def render(report: FsckReport, *, verbose: bool = False) -> str:
+    """The report as lines: every damage, then the notes (grouped by problem unless ``verbose``), then a
+    summary."""
+    lines = [f"DAMAGED  {f.path}: {f.problem}" for f in report.findings if f.damage]
+    by_problem: dict[str, list[str]] = {}
+    for f in report.findings:
+        if not f.damage:
+            by_problem.setdefault(f.problem, []).append(f.path)
+    for problem, paths in by_problem.items():
+        shown = paths if verbose else paths[:NOTES_SHOWN]
+        lines.extend(f"note  {path}: {problem}" for path in shown)
+        if len(paths) > len(shown):
+            lines.append(f"note  ... and {len(paths) - len(shown)} more of the same (--verbose lists them)")
     damaged = sum(f.damage for f in report.findings)
     lines.append(
         f"{report.warehouse}: checked {report.entries} log entries ({report.expired_entries} expired), "
