@@ -42,7 +42,7 @@ def test_show_tables_lists_python_made_tables_and_drop_needs_cascade(spark: Any,
     cat.create_table(DatabaseName="ns_tables", TableInput={"Name": "orders", "TableType": "EXTERNAL_TABLE"})
     assert [r.tableName for r in spark.sql("SHOW TABLES IN glue.ns_tables").collect()] == ["orders"]
 
-    with pytest.raises(Exception, match="not empty"):
+    with pytest.raises(AnalysisException, match="SCHEMA_NOT_EMPTY"):
         spark.sql("DROP NAMESPACE glue.ns_tables")
     spark.sql("DROP NAMESPACE glue.ns_tables CASCADE")
     assert "ns_tables" not in [db["Name"] for db in cat.get_databases()["DatabaseList"]]

@@ -101,7 +101,8 @@ def test_show_tables_like_show_create_and_describe(spark: Any, ns: str) -> None:
 
 
 def test_alter_table_columns_and_properties(spark: Any, warehouse: Path, ns: str) -> None:
-    spark.sql(f"CREATE TABLE glue.{ns}.evolve (a INT, b STRING, p STRING) USING parquet PARTITIONED BY (p)")
+    # CSV: its files find columns by position, so a column can be renamed (test_data_life_cycle has the rules)
+    spark.sql(f"CREATE TABLE glue.{ns}.evolve (a INT, b STRING, p STRING) USING csv PARTITIONED BY (p)")
     spark.sql(f"ALTER TABLE glue.{ns}.evolve ADD COLUMNS (c DOUBLE COMMENT 'new')")
     spark.sql(f"ALTER TABLE glue.{ns}.evolve RENAME COLUMN b TO bee")
     spark.sql(f"ALTER TABLE glue.{ns}.evolve ALTER COLUMN a TYPE BIGINT")

@@ -12,25 +12,25 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pyarrow.compute as pc
-import pyarrow.fs as pafs
 
 from gluecat import Catalog
 from gluecat.api import shapes
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer, partition_names
-from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
+from gluecat.catalog import table_changes as tc
+from gluecat.errors import GlueError, InvalidInputException
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats
+from gluecat.spark.data_files import DataFiles, is_external
+from gluecat.spark.refusals import SparkRefusal, quoted
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
 # Spark's reserved table properties, kept in Glue's own fields rather than Parameters.
 _RESERVED = {"provider", "location", "comment", "owner", "external", "is_managed_location"}
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
-# Glue keeps partition keys apart from the columns; where Spark declared them elsewhere than last (a
-# DataFrameWriterV2 partitionedBy, a CTAS), Spark's column order is kept here so positional writes line up.
-COLUMN_ORDER = "gluecat.spark.column_order"
+COLUMN_ORDER = tc.COLUMN_ORDER
 
 
 def _as_of(args: dict[str, Any]) -> datetime | None:
@@ -61,33 +61,40 @@ def table_input(table: dict[str, Any]) -> dict[str, Any]:
     return {k: table[k] for k in shapes.table_input_fields() if k in table}
 
 
-def _visible(path: str) -> bool:
-    name = path.rstrip("/").rsplit("/", 1)[-1]
-    return not name.startswith(("_", "."))
-
-
-def _filesystem(location: str) -> tuple[pafs.FileSystem, str]:
-    """The file system and path of a table or partition location (a URI, or a local path)."""
-    if "://" in location or location.startswith("file:"):
-        return pafs.FileSystem.from_uri(location)
-    return pafs.LocalFileSystem(), location
-
-
-def delete_files(location: str) -> int:
-    """Deletes the data files directly in a folder (not hidden ones, not subfolders); how many went."""
-    fs, path = _filesystem(location)
-    gone = 0
-    for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
-        if info.type == pafs.FileType.File and _visible(info.path):
-            fs.delete_file(info.path)
-            gone += 1
-    return gone
-
-
-def _delete_tree(location: str) -> None:
-    fs, path = _filesystem(location)
-    if fs.get_file_info(path).type != pafs.FileType.NotFound:
-        fs.delete_dir(path)
+def _change(change: dict[str, Any]) -> tc.TableChange:
+    """One of Spark's TableChanges, as the shim sends it, as a typed change; Spark's reserved properties
+    (location, comment, owner) are Glue fields of their own."""
+    op = change["op"]
+    if op == "set_property":
+        key, value = change["key"], change["value"]
+        if key == "location":
+            return tc.SetLocation(value)
+        if key == "comment":
+            return tc.SetDescription(value)
+        if key == "owner":
+            return tc.SetOwner(value)
+        if key == "provider":
+            raise InvalidInputException("The provider (USING) of a table cannot be changed")
+        return tc.SetParameter(key, value)
+    if op == "remove_property":
+        return tc.SetDescription(None) if change["key"] == "comment" else tc.RemoveParameter(change["key"])
+    if op == "add_column":
+        return tc.AddColumn(
+            change["name"],
+            change["type"],
+            change.get("comment"),
+            bool(change.get("first")),
+            change.get("after"),
+        )
+    if op == "rename_column":
+        return tc.RenameColumn(change["name"], change["new_name"])
+    if op == "update_column_type":
+        return tc.UpdateColumnType(change["name"], change["type"])
+    if op == "update_column_comment":
+        return tc.UpdateColumnComment(change["name"], change["comment"])
+    if op == "delete_column":
+        return tc.DeleteColumn(change["name"], bool(change.get("if_exists")))
+    raise InvalidInputException(f"unsupported table change {op!r}")
 
 
 class Backend:
@@ -95,6 +102,7 @@ class Backend:
 
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
+        self.files = DataFiles(catalog)
 
     def call(self, operation: str, arguments: str) -> str:
         handler = getattr(self, "op_" + operation, None)
@@ -103,6 +111,9 @@ class Backend:
                 raise InvalidInputException(f"unknown gluecat backend operation {operation!r}")
             with gc_paused():  # a call builds documents and lists, none in a reference cycle
                 return json.dumps({"ok": handler(json.loads(arguments))})
+        except SparkRefusal as e:
+            spark = {"class": e.error_class, "params": e.params}
+            return json.dumps({"error": e.code, "message": e.message, "spark": spark})
         except GlueError as e:
             return json.dumps({"error": e.code, "message": e.message})
         except RecursionError:  # json.loads of a document nested past Python's stack
@@ -155,12 +166,20 @@ class Backend:
         self.catalog.update_database(Name=args["name"], DatabaseInput=new)
 
     def op_drop_database(self, args: dict[str, Any]) -> bool:
+        """DROP NAMESPACE: refused while it holds tables unless CASCADE, which deletes their managed data."""
+        name = args["name"]
         tables = self.op_list_tables(args)
         if tables and not args.get("cascade"):
-            raise InvalidInputException(
-                f"Database {args['name']} is not empty ({len(tables)} tables); use DROP NAMESPACE ... CASCADE"
+            raise SparkRefusal(
+                "SCHEMA_NOT_EMPTY",
+                {"schemaName": quoted(name)},
+                f"Database {name} is not empty ({len(tables)} tables); use DROP NAMESPACE ... CASCADE",
             )
-        self.catalog.delete_database(Name=args["name"])
+        folder = self.files.database_folder(name)
+        removal = self.files.plan_drop_database(name)
+        self.catalog.delete_database(Name=name)
+        self.files.remove(removal)
+        self.files.remove_empty_database_folder(name, folder)
         return True
 
     # -- tables --------------------------------------------------------------------------------------
@@ -183,12 +202,6 @@ class Backend:
                 f"Table {table['DatabaseName']}.{table['Name']} has no StorageDescriptor.Location to read or write"
             )
         return str(location).rstrip("/")
-
-    def _default_location(self, database: str, name: str) -> str:
-        db = self.catalog.get_database(Name=database)["Database"]
-        if db.get("LocationUri"):
-            return f"{db['LocationUri'].rstrip('/')}/{name}"
-        return f"{self.catalog.warehouse.rstrip('/')}/{database}.db/{name}"
 
     def op_get_table(self, args: dict[str, Any]) -> dict[str, Any]:
         """The table as Spark needs it; ``as_of`` (ISO time) or ``version`` (a Glue VersionId) time-travels.
@@ -240,6 +253,8 @@ class Backend:
             props["comment"] = table["Description"]
         if table.get("Owner"):
             props["owner"] = table["Owner"]
+        if is_external(table):
+            props["external"] = "true"  # what Spark's DESCRIBE and Catalog.getTable read as EXTERNAL
         order = props.pop(COLUMN_ORDER, None)
         return {
             "as_of": as_of.isoformat() if as_of is not None else None,
@@ -283,7 +298,8 @@ class Backend:
             raise InvalidInputException(
                 f"USING {provider}: gluecat tables are one of {', '.join(formats.FORMATS)}"
             )
-        location = props.get("location") or self._default_location(args["database"], args["name"])
+        external = bool(props.get("location")) or str(props.get("external", "")).lower() == "true"
+        location = props.get("location") or self.files.default_location(args["database"], args["name"])
         sd = formats.storage_descriptor(provider)
         serde_params = sd["SerdeInfo"]["Parameters"]
         for key in [k for k in props if k.startswith("option.")]:
@@ -297,6 +313,8 @@ class Backend:
 
         params = {k: v for k, v in props.items() if k not in _RESERVED}
         params.setdefault("classification", provider)
+        if external:
+            params["EXTERNAL"] = "TRUE"  # as Hive records an external table, besides its TableType
         names = [c["name"] for c in args["columns"]] + [c["name"] for c in args["partition_keys"]]
         if args.get("order") and args["order"] != names:
             params[COLUMN_ORDER] = json.dumps(args["order"])
@@ -308,153 +326,78 @@ class Backend:
                 "Location": location,
             },
             "PartitionKeys": [column(c) for c in args["partition_keys"]],
-            "TableType": "EXTERNAL_TABLE" if props.get("location") else "MANAGED_TABLE",
+            "TableType": "EXTERNAL_TABLE" if external else "MANAGED_TABLE",
             "Parameters": params,
         }
         if props.get("comment"):
             table["Description"] = props["comment"]
         if props.get("owner"):
             table["Owner"] = props["owner"]
+        if not external:
+            self.catalog.get_database(Name=args["database"])  # a missing database is named as such first
+            self.files.check_new_managed_folder(args["database"], args["name"], location)
         self.catalog.create_table(DatabaseName=args["database"], TableInput=table)
 
     def op_alter_table(self, args: dict[str, Any]) -> None:
+        """ALTER TABLE's changes, decoded into typed changes and applied to the table as one UpdateTable."""
         table = self._table(args)
-        new = table_input(table)
-        sd = dict(new.get("StorageDescriptor") or {})
-        columns = [dict(c) for c in sd.get("Columns", [])]
-        keys = [dict(k) for k in new.get("PartitionKeys", [])]
-        params = dict(new.get("Parameters") or {})
-        order: list[str] | None = json.loads(params[COLUMN_ORDER]) if COLUMN_ORDER in params else None
-
-        def find(name: str) -> tuple[list[dict[str, Any]], int] | None:
-            for group in (columns, keys):
-                for i, c in enumerate(group):
-                    if c["Name"].lower() == name.lower():
-                        return group, i
-            return None
-
-        def existing(name: str) -> tuple[list[dict[str, Any]], int]:
-            found = find(name)
-            if found is None:
-                raise InvalidInputException(f"Column {name} does not exist in {table['Name']}")
-            return found
-
-        for change in args["changes"]:
-            op = change["op"]
-            if op == "set_property":
-                key, value = change["key"], change["value"]
-                if key == "location":
-                    sd["Location"] = value
-                elif key == "comment":
-                    new["Description"] = value
-                elif key == "owner":
-                    new["Owner"] = value
-                elif key == "provider":
-                    raise InvalidInputException("The provider (USING) of a table cannot be changed")
-                else:
-                    params[key] = value
-            elif op == "remove_property":
-                if change["key"] == "comment":
-                    new.pop("Description", None)
-                else:
-                    params.pop(change["key"], None)
-            elif op == "add_column":
-                if find(change["name"]) is not None:
-                    raise AlreadyExistsException(f"Column {change['name']} already exists in {table['Name']}")
-                col = {"Name": change["name"], "Type": change["type"]}
-                if change.get("comment"):
-                    col["Comment"] = change["comment"]
-                if order is not None:
-                    at = order.index(change["after"]) + 1 if change.get("after") in order else len(order)
-                    order.insert(0 if change.get("first") else at, change["name"])
-                if change.get("first"):
-                    columns.insert(0, col)
-                elif change.get("after"):
-                    group, i = existing(change["after"])
-                    if group is keys:
-                        raise InvalidInputException("A data column cannot be placed after a partition column")
-                    columns.insert(i + 1, col)
-                else:
-                    columns.append(col)
-            elif op == "delete_column":
-                found = find(change["name"])
-                if found is None:
-                    if not change.get("if_exists"):
-                        raise InvalidInputException(
-                            f"Column {change['name']} does not exist in {table['Name']}"
-                        )
-                    continue
-                group, i = found
-                if group is keys:
-                    raise InvalidInputException(f"Partition column {change['name']} cannot be dropped")
-                if order is not None:
-                    order.remove(group[i]["Name"])
-                del group[i]
-            elif op == "rename_column":
-                group, i = existing(change["name"])
-                if order is not None:
-                    order[order.index(group[i]["Name"])] = change["new_name"]
-                group[i]["Name"] = change["new_name"]
-            elif op == "update_column_type":
-                group, i = existing(change["name"])
-                group[i]["Type"] = change["type"]
-            elif op == "update_column_comment":
-                group, i = existing(change["name"])
-                group[i]["Comment"] = change["comment"]
-            else:
-                raise InvalidInputException(f"unsupported table change {op!r}")
-        if order is not None:
-            params[COLUMN_ORDER] = json.dumps(order)
-        sd["Columns"] = columns
-        new["StorageDescriptor"] = sd
-        new["PartitionKeys"] = keys
-        new["Parameters"] = params
+        layout = formats.layout(table)
+        changes = [_change(c) for c in args["changes"]]
+        new = tc.apply_changes(table_input(table), changes, layout)
         self.catalog.update_table(DatabaseName=args["database"], TableInput=new)
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
         """Glue has no rename: the table is recreated under its new name with its partitions and indexes.
 
-        Three commits (create, copy partitions, delete), ordered so that a failure leaves both tables
-        rather than neither. The data stays where it is.
+        A managed table at its default folder takes its folder along to the new name's default folder
+        (as Hive does), so a new table of the old name starts empty. Commits and the move are ordered so
+        that a failure leaves the old table whole: create the new table (pointing at the new folder), move
+        the folder, copy the partitions, delete the old table; a failed move deletes the new table again.
         """
         table = self._table(args)
+        database, name = args["new_database"], args["new_name"]
+        move = self.files.plan_rename(table, database, name)
         new = table_input(table)
-        new["Name"] = args["new_name"]
+        new["Name"] = name
+
+        def relocated(sd: dict[str, Any] | None) -> dict[str, Any]:
+            sd = dict(sd or {})
+            if move is not None and sd.get("Location"):
+                sd["Location"] = DataFiles.moved(sd["Location"], *move)
+            return sd
+
+        new["StorageDescriptor"] = relocated(new.get("StorageDescriptor"))
         indexes = self.catalog.get_partition_indexes(DatabaseName=args["database"], TableName=args["name"])
         new_indexes = [
             {"IndexName": d["IndexName"], "Keys": [k["Name"] for k in d["Keys"]]}
             for d in indexes["PartitionIndexDescriptorList"]
             if d["IndexStatus"] in ("ACTIVE", "CREATING")
         ]
-        self.catalog.create_table(
-            DatabaseName=args["new_database"], TableInput=new, PartitionIndexes=new_indexes or None
-        )
-        parts = [
-            {k: p[k] for k in shapes.partition_input_fields() if k in p}
-            for p in every(
-                self.catalog.get_partitions,
-                "Partitions",
-                DatabaseName=args["database"],
-                TableName=args["name"],
-            )
-        ]
+        self.catalog.create_table(DatabaseName=database, TableInput=new, PartitionIndexes=new_indexes or None)
+        if move is not None:
+            try:
+                DataFiles.move_folder(*move)
+            except Exception:
+                self.catalog.delete_table(DatabaseName=database, Name=name)
+                raise
+        parts = []
+        for p in every(
+            self.catalog.get_partitions, "Partitions", DatabaseName=args["database"], TableName=args["name"]
+        ):
+            part = {k: p[k] for k in shapes.partition_input_fields() if k in p}
+            part["StorageDescriptor"] = relocated(part.get("StorageDescriptor"))
+            parts.append(part)
         if parts:
-            self.catalog.commit_partitions(
-                DatabaseName=args["new_database"], TableName=args["new_name"], Add=parts
-            )
+            self.catalog.commit_partitions(DatabaseName=database, TableName=name, Add=parts)
         self.catalog.delete_table(DatabaseName=args["database"], Name=args["name"])
 
     def op_drop_table(self, args: dict[str, Any]) -> None:
+        """DROP TABLE [PURGE]: a managed table's data goes with it, an external table's stays (PURGE too,
+        as in Spark); data_files says which folders."""
         table = self._table(args)
-        folders: list[str] = []
-        # Like Hive: dropping a MANAGED_TABLE deletes its data, an EXTERNAL_TABLE's data stays unless purged.
-        if args.get("purge") or table.get("TableType") == "MANAGED_TABLE":
-            folders = [loc for loc in self._partitions(table, [])[1] if loc]
-            if (table.get("StorageDescriptor") or {}).get("Location"):
-                folders.append(self._location(table))
+        removal = self.files.plan_drop_table(table)
         self.catalog.delete_table(DatabaseName=args["database"], Name=args["name"])
-        for folder in folders:  # only after the table is gone, so no reader sees half its data
-            _delete_tree(folder)
+        self.files.remove(removal)  # only after the table is gone, so no reader sees half its data
 
     # -- partitions ----------------------------------------------------------------------------------
 
@@ -487,93 +430,28 @@ class Backend:
         columns = [list(c) for c in zip(*values, strict=True)] if values else []
         return {"values": columns, "locations": locations}
 
-    def _existing(self, table: dict[str, Any], wanted: list[list[str]]) -> dict[tuple[str, ...], str]:
-        """Folders of those of ``wanted`` that exist, by values."""
-        found: dict[tuple[str, ...], str] = {}
-        name = partition_namer([k["Name"] for k in table.get("PartitionKeys", [])])
-        base = self._location(table)
-        for start in range(0, len(wanted), _BATCH):
-            chunk = wanted[start : start + _BATCH]
-            got = self.catalog.batch_get_partition(
-                DatabaseName=table["DatabaseName"],
-                TableName=table["Name"],
-                PartitionsToGet=[{"Values": v} for v in chunk],
-            )
-            for p in got["Partitions"]:
-                loc = (p.get("StorageDescriptor") or {}).get("Location")
-                found[tuple(p["Values"])] = loc or f"{base}/{name(p['Values'])}"
-        return found
-
     def _partition_input(self, table: dict[str, Any], values: list[str], location: str) -> dict[str, Any]:
         sd = dict(table.get("StorageDescriptor") or {})
         sd["Location"] = location
         return {"Values": values, "StorageDescriptor": sd}
 
-    def op_plan_write(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Where each written partition's files go, which folders' old files the write replaces, and the commit."""
-        table = self._table(args)
-        base = self._location(table)
-        keys = [k["Name"] for k in table.get("PartitionKeys", [])]
-        mode = args["mode"]
-        written: list[list[str]] = args["written"]
-        if not keys:
-            overwrite = mode != "APPEND"
-            return {
-                "targets": [base],
-                "overwritten": [base] if overwrite else [],
-                "commit": {"add": [], "drop": []},
-            }
-        existing = self._existing(table, written)
-        name = partition_namer(keys)
-        targets = [existing.get(tuple(v)) or f"{base}/{name(v)}" for v in written]
-        add = [
-            {"values": v, "location": t}
-            for v, t in zip(written, targets, strict=True)
-            if tuple(v) not in existing
-        ]
-        overwritten: list[str] = []
-        drop: list[list[str]] = []
-        if mode == "OVERWRITE_DYNAMIC":
-            overwritten = targets
-        elif mode in ("OVERWRITE_BY_FILTER", "TRUNCATE"):
-            filters = args.get("filters", []) if mode == "OVERWRITE_BY_FILTER" else []
-            values, locations = self._partitions(table, filters)
-            written_keys = {tuple(v) for v in written}
-            overwritten = sorted(set(locations) | set(existing.values()))
-            drop = [v for v in values if tuple(v) not in written_keys]
-        return {"targets": targets, "overwritten": overwritten, "commit": {"add": add, "drop": drop}}
+    def op_begin_write(self, args: dict[str, Any]) -> dict[str, str]:
+        """A staging folder for one write job's files."""
+        return {"staging": self.files.begin_write(self._table(args))}
 
     def op_commit_write(self, args: dict[str, Any]) -> None:
-        commit = args["commit"]
-        if not commit["add"] and not commit["drop"]:
-            return
-        table = self._table(args)
-        self.catalog.commit_partitions(
-            DatabaseName=args["database"],
-            TableName=args["name"],
-            Add=[self._partition_input(table, a["values"], a["location"]) for a in commit["add"]],
-            Drop=commit["drop"],
-            IfNotExists=True,
-            IfExists=True,
+        """A finished job: its files move into place and its partitions are registered (data_files)."""
+        self.files.commit_write(
+            self._table(args), args["staging"], args["mode"], args["written"], args.get("filters", [])
         )
 
+    def op_abort_write(self, args: dict[str, Any]) -> None:
+        self.files.abort_write(args["staging"])
+
     def op_truncate(self, args: dict[str, Any]) -> None:
-        """TRUNCATE TABLE [PARTITION]: the files go, the partitions stay registered (as Hive does)."""
-        table = self._table(args)
-        if not table.get("PartitionKeys"):
-            delete_files(self._location(table))
-            return
-        wanted = args.get("partitions")
-        if wanted is None:
-            folders = self._partitions(table, [])[1]
-        else:
-            existing = self._existing(table, wanted)
-            missing = [v for v in wanted if tuple(v) not in existing]
-            if missing:
-                raise EntityNotFoundException(f"Partition {missing[0]} not found in {table['Name']}")
-            folders = list(existing.values())
-        for folder in folders:
-            delete_files(folder)
+        """TRUNCATE TABLE [PARTITION]: the files go, the partitions stay (as Hive does); refused on an
+        external table."""
+        self.files.truncate(self._table(args), args.get("partitions"))
 
     def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
@@ -634,13 +512,13 @@ class Backend:
         return {"version": got["CommitVersion"]}
 
     def op_drop_partitions(self, args: dict[str, Any]) -> dict[str, int]:
+        """ALTER TABLE DROP PARTITION [PURGE]: a managed table's partition folders go with them."""
         table = self._table(args)
-        folders = list(self._existing(table, args["partitions"]).values()) if args.get("purge") else []
+        removal = self.files.plan_drop_partitions(table, args["partitions"])
         got = self.catalog.commit_partitions(
             DatabaseName=args["database"], TableName=args["name"], Drop=args["partitions"]
         )
-        for folder in folders:
-            _delete_tree(folder)
+        self.files.remove(removal)
         return {"version": got["CommitVersion"]}
 
     def op_get_partition(self, args: dict[str, Any]) -> dict[str, str]:

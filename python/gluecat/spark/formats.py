@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from gluecat.catalog.table_changes import Layout
+
 TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
 LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
@@ -114,3 +116,12 @@ def spark_source(table: dict[str, Any]) -> tuple[str, dict[str, str]]:
             "the table has no SerDe (StorageDescriptor.SerdeInfo.SerializationLibrary) or classification"
         )
     raise Unreadable(f"SerDe {lib} cannot be read by Spark's file sources (parquet, orc, csv, json)")
+
+
+def layout(table: dict[str, Any]) -> Layout:
+    """How the table's data files find a column: CSV and Hive text by position, the rest by name."""
+    try:
+        fmt, _ = spark_source(table)
+    except Unreadable:
+        return Layout.BY_NAME  # the stricter rules for renames; a table Spark cannot read keeps its files
+    return Layout.BY_POSITION if fmt == "csv" else Layout.BY_NAME

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.Map;
 
 /** Calls into the Python catalog of one warehouse: one operation, one JSON document each way. */
 public final class Backend {
@@ -39,26 +40,63 @@ public final class Backend {
             throw new IllegalStateException("gluecat: unreadable answer from the Python catalog: " + answer, e);
         }
         if (node.has("error")) {
-            throw new GlueError(node.get("error").asText(), node.get("message").asText());
+            JsonNode spark = node.get("spark");
+            throw new GlueError(node.get("error").asText(), node.get("message").asText(),
+                spark == null ? null : spark.get("class").asText(),
+                spark == null ? Map.of() : TableInfo.strings(spark.get("params")));
         }
         return node.get("ok");
+    }
+
+    /** Throws a checked exception (Spark's AnalysisException) from methods whose Java signature does not declare
+     * it, as Scala code does; Spark catches it by its class. */
+    @SuppressWarnings("unchecked")
+    static <T extends Throwable> T unchecked(Throwable t) throws T {
+        throw (T) t;
     }
 
     /** A gluecat error: its Glue code (EntityNotFoundException, ...) and message, raised where Spark has none. */
     public static final class GlueError extends RuntimeException {
         public final String code;
+        /** Spark's error class when the backend refused the request as Spark's own catalogs do, else null. */
+        final String sparkClass;
+        final Map<String, String> sparkParams;
 
-        GlueError(String code, String message) {
+        GlueError(String code, String message, String sparkClass, Map<String, String> sparkParams) {
             super("gluecat " + code + ": " + message);
             this.code = code;
+            this.sparkClass = sparkClass;
+            this.sparkParams = sparkParams;
         }
 
         boolean is(String other) {
             return code.equals(other);
         }
 
-        /** Glue's InvalidInputException is a bad argument; Spark shows IllegalArgumentException's message as is. */
+        boolean isSpark(String errorClass) {
+            return errorClass.equals(sparkClass);
+        }
+
+        /** Spark's own AnalysisException for a refusal that has one, with {@code qualified} (Spark's quoted
+         * name of the table or schema, catalog included) in place of the backend's name where given. */
+        RuntimeException toSpark(String nameParam, String qualified) {
+            if (sparkClass != null) {
+                Map<String, String> params = new java.util.HashMap<>(sparkParams);
+                if (nameParam != null && params.containsKey(nameParam)) {
+                    params.put(nameParam, qualified);
+                }
+                throw Backend.<RuntimeException>unchecked(new org.apache.spark.sql.AnalysisException(sparkClass,
+                    scala.collection.immutable.Map$.MODULE$.from(scala.jdk.javaapi.CollectionConverters.asScala(params))));
+            }
+            return toSpark();
+        }
+
+        /** Glue's InvalidInputException is a bad argument; Spark shows IllegalArgumentException's message as is.
+         * A refusal with Spark's own error class becomes Spark's AnalysisException of that class. */
         RuntimeException toSpark() {
+            if (sparkClass != null) {
+                return toSpark(null, null);
+            }
             if (is("InvalidInputException") || is("ValidationException")) {
                 return new IllegalArgumentException(getMessage(), this);
             }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Column;
@@ -135,9 +136,30 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
     }
 
     @Override
-    public boolean dropNamespace(String[] namespace, boolean cascade) throws NoSuchNamespaceException {
+    public boolean dropNamespace(String[] namespace, boolean cascade)
+            throws NoSuchNamespaceException, NonEmptyNamespaceException {
         ObjectNode args = Backend.args().put("name", database(namespace)).put("cascade", cascade);
-        return inNamespace("drop_database", args, namespace).asBoolean();
+        try {
+            return inNamespace("drop_database", args, namespace).asBoolean();
+        } catch (Backend.GlueError e) {
+            if (e.isSpark("SCHEMA_NOT_EMPTY")) {
+                throw new NonEmptyNamespaceException(namespace);  // Spark's DROP NAMESPACE says SCHEMA_NOT_EMPTY
+            }
+            throw e;
+        }
+    }
+
+    /** A name as Spark quotes it in messages, this catalog's name first: `glue`.`db`.`t`. */
+    String quoted(Identifier ident) {
+        StringBuilder out = new StringBuilder(quote(name));
+        for (String part : ident.namespace()) {
+            out.append('.').append(quote(part));
+        }
+        return out.append('.').append(quote(ident.name())).toString();
+    }
+
+    private static String quote(String part) {
+        return "`" + part.replace("`", "``") + "`";
     }
 
     // -- tables -------------------------------------------------------------------------------------
@@ -185,7 +207,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.warehouse(), args) : null;
         try {
             JsonNode t = backend.call("get_table", args);
-            return new GlueTable(name, backend, new TableInfo(ident, t), asked == null ? null : asked.answer(t));
+            return new GlueTable(this, backend, new TableInfo(ident, t), asked == null ? null : asked.answer(t));
         } catch (Backend.GlueError e) {
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchTableException(ident);
@@ -237,7 +259,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchNamespaceException(ident.namespace());
             }
-            throw e.toSpark();
+            throw e.toSpark("identifier", quoted(ident));
         }
         try {
             return loadTable(ident);
@@ -374,7 +396,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             if (e.is("AlreadyExistsException")) {
                 throw new TableAlreadyExistsException(newIdent.toString());
             }
-            throw e.toSpark();
+            throw e.toSpark("identifier", quoted(Identifier.of(target, newIdent.name())));
         }
     }
 

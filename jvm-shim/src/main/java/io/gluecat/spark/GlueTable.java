@@ -35,15 +35,15 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /** A Glue table in Spark: reads and writes through Spark's file sources, partitions kept by the catalog. */
 final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPartitionManagement, TruncatableTable {
-    private final String catalogName;
+    private final GlueCatalog catalog;
     private final Backend backend;
     private final TableInfo info;
     /** The partitions' values as of the table's load (if it checked this JVM's copy) or else of its first
      * existence check; dropped at its own commits. */
     private Set<String> identities;
 
-    GlueTable(String catalogName, Backend backend, TableInfo info, Set<String> identities) {
-        this.catalogName = catalogName;
+    GlueTable(GlueCatalog catalog, Backend backend, TableInfo info, Set<String> identities) {
+        this.catalog = catalog;
         this.backend = backend;
         this.info = info;
         this.identities = identities;
@@ -55,7 +55,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     @Override
     public String name() {
-        return catalogName + "." + info.ident;
+        return catalog.name() + "." + info.ident;
     }
 
     @Override
@@ -136,33 +136,43 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             new WriteTarget());
     }
 
-    /** The catalog's side of a write: where partitions go, what is overwritten, and the one commit. */
+    /** The catalog's side of a write: Python stages, moves and deletes the files, and registers partitions. */
     private final class WriteTarget implements GlueWrite.Target {
         @Override
-        public GlueWrite.Plan plan(GlueWrite.Mode mode, Filter[] filters, List<List<String>> written) {
-            ObjectNode a = args().put("mode", mode.name());
-            a.set("filters", Partitions.filters(filters));
-            ArrayNode w = a.putArray("written");
-            written.forEach(v -> w.add(Partitions.json(v)));
-            JsonNode plan = backend.call("plan_write", a);
-            List<String> targets = new ArrayList<>();
-            plan.get("targets").forEach(t -> targets.add(t.asText()));
-            List<String> overwritten = new ArrayList<>();
-            plan.get("overwritten").forEach(t -> overwritten.add(t.asText()));
-            return new GlueWrite.Plan(targets, overwritten, plan.get("commit"));
+        public String begin() {
+            return backend.call("begin_write", args()).get("staging").asText();
         }
 
         @Override
-        public void commit(GlueWrite.Plan plan) {
-            ObjectNode a = args();
-            a.set("commit", (JsonNode) plan.token());
-            backend.call("commit_write", a);
+        public void commit(String staging, GlueWrite.Mode mode, Filter[] filters, List<String> fragments,
+                List<List<String>> values) {
+            ObjectNode a = args().put("staging", staging).put("mode", mode.name());
+            a.set("filters", Partitions.filters(filters));
+            ArrayNode w = a.putArray("written");
+            for (int i = 0; i < fragments.size(); i++) {
+                ObjectNode one = w.addObject().put("fragment", fragments.get(i));
+                one.set("values", Partitions.json(values.get(i)));
+            }
+            try {
+                backend.call("commit_write", a);
+            } catch (Backend.GlueError e) {
+                throw e.toSpark();
+            }
+        }
+
+        @Override
+        public void abort(String staging) {
+            backend.call("abort_write", args().put("staging", staging));
         }
     }
 
     @Override
     public boolean truncateTable() {
-        backend.call("truncate", args());
+        try {
+            backend.call("truncate", args());
+        } catch (Backend.GlueError e) {
+            throw e.toSpark("tableName", catalog.quoted(info.ident));  // CANNOT_TRUNCATE_EXTERNAL_TABLE
+        }
         return true;
     }
 
@@ -251,6 +261,11 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     }
 
     @Override
+    public boolean purgePartition(InternalRow ident) {
+        return purgePartitions(new InternalRow[] {ident});
+    }
+
+    @Override
     public boolean truncatePartitions(InternalRow[] idents) throws NoSuchPartitionException {
         ObjectNode a = args();
         a.set("partitions", json(values(idents)));
@@ -260,7 +275,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             if (e.is("EntityNotFoundException")) {
                 throw new NoSuchPartitionException(name(), idents[0], info.partitionSchema);
             }
-            throw e;
+            throw e.toSpark("tableName", catalog.quoted(info.ident));
         }
         return true;
     }

@@ -6,8 +6,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
@@ -50,9 +48,9 @@ import org.apache.spark.util.SerializableConfiguration;
 
 /**
  * Writes through Spark's own file writers (FileBatchWrite), into a staging folder of the table's location
- * that is private to the job, so concurrent jobs never share a _temporary folder. On commit the files move
- * to the catalog's folder of each partition, the overwritten files are deleted, and then the catalog
- * registers new partitions (and drops emptied ones) in one commit. A failed job registers nothing.
+ * that is private to the job, so concurrent jobs never share a _temporary folder. What happens to the files
+ * then (moved into each partition's folder, overwritten files deleted, partitions registered, the staging
+ * folder removed) is the Python catalog's: this class only says which partitions the job wrote.
  */
 public final class GlueWrite {
     private GlueWrite() {}
@@ -60,17 +58,22 @@ public final class GlueWrite {
     /** How the write treats existing data. */
     public enum Mode { APPEND, OVERWRITE_BY_FILTER, OVERWRITE_DYNAMIC, TRUNCATE }
 
-    /** What the catalog decides for a finished write (implemented by the table, answered by Python). */
+    /**
+     * The catalog's side of a write (implemented by the table, answered by Python, which owns the data files):
+     * a staging folder for the job, then either its commit or its abort.
+     */
     public interface Target {
-        /** For the partitions written (values per partition, in key order): where each goes, what is overwritten. */
-        Plan plan(Mode mode, Filter[] filters, List<List<String>> written);
+        /** A staging folder private to this job, inside the table's folder, where Spark's writers put its files. */
+        String begin();
 
-        /** Registers the written partitions and drops the emptied ones, in one catalog commit. */
-        void commit(Plan plan);
+        /** The job's files, by partition (its folder under the staging folder and its values, in key order), move
+         * into place, the files the write replaces go, and the partitions are registered in one catalog commit;
+         * the staging folder goes in any case. */
+        void commit(String staging, Mode mode, Filter[] filters, List<String> fragments, List<List<String>> values);
+
+        /** A failed job: its staging folder goes. */
+        void abort(String staging);
     }
-
-    /** The catalog's answer: one target folder per written partition, folders whose old files go. */
-    public record Plan(List<String> targets, List<String> overwritten, Object token) {}
 
     public static WriteBuilder builder(SparkSession spark, LogicalWriteInfo info, String format, String location,
             List<String> partitionNames, Map<String, String> options, Target target) {
@@ -186,17 +189,17 @@ public final class GlueWrite {
 
     private static final class StagedBatchWrite implements BatchWrite {
         private final Builder b;
+        private final String stagingName;
         private final Path staging;
         private final FileBatchWrite delegate;
-        private final Configuration hadoopConf;
 
         StagedBatchWrite(Builder b) {
             this.b = b;
             SQLConf conf = b.spark.sessionState().conf();
             String jobId = UUID.randomUUID().toString();
-            this.hadoopConf = b.spark.sessionState().newHadoopConfWithOptions(Scala.map(b.options));
-            Path root = GlueFileIndex.qualify(hadoopConf, b.location);
-            this.staging = new Path(root, ".gluecat-staging-" + jobId);
+            Configuration hadoopConf = b.spark.sessionState().newHadoopConfWithOptions(Scala.map(b.options));
+            this.stagingName = b.target.begin();
+            this.staging = GlueFileIndex.qualify(hadoopConf, stagingName);
             try {
                 Job job = Job.getInstance(hadoopConf);
                 job.setOutputKeyClass(Void.class);
@@ -269,59 +272,8 @@ public final class GlueWrite {
                 }
                 written.add(values);
             }
-            try {
-                delegate.commit(messages);
-                Plan plan = b.target.plan(b.mode, b.filters, written);
-                FileSystem fs = staging.getFileSystem(hadoopConf);
-                List<Path> old = new ArrayList<>();
-                for (String folder : plan.overwritten()) {
-                    Path p = GlueFileIndex.qualify(hadoopConf, folder);
-                    if (fs.exists(p)) {
-                        for (FileStatus s : fs.listStatus(p)) {
-                            if (s.isFile() && visible(s.getPath())) {
-                                old.add(s.getPath());
-                            }
-                        }
-                    }
-                }
-                for (int i = 0; i < ordered.size(); i++) {
-                    Path from = ordered.get(i).isEmpty() ? staging : new Path(staging, ordered.get(i));
-                    Path to = GlueFileIndex.qualify(hadoopConf, plan.targets().get(i));
-                    fs.mkdirs(to);
-                    if (!fs.exists(from)) {
-                        continue;
-                    }
-                    for (FileStatus s : fs.listStatus(from)) {
-                        if (s.isFile() && visible(s.getPath())) {
-                            Path dest = new Path(to, s.getPath().getName());
-                            if (!fs.rename(s.getPath(), dest)) {
-                                throw new IOException("cannot move " + s.getPath() + " to " + dest);
-                            }
-                        }
-                    }
-                }
-                for (Path p : old) {
-                    fs.delete(p, false);
-                }
-                b.target.commit(plan);
-            } catch (IOException e) {
-                throw new IllegalStateException("gluecat: committing the write to " + b.location + " failed", e);
-            } finally {
-                cleanup();
-            }
-        }
-
-        private static boolean visible(Path p) {
-            String n = p.getName();
-            return !n.startsWith("_") && !n.startsWith(".");
-        }
-
-        private void cleanup() {
-            try {
-                staging.getFileSystem(hadoopConf).delete(staging, true);
-            } catch (IOException e) {
-                // A leftover staging folder is hidden from readers (its name starts with a dot).
-            }
+            delegate.commit(messages);  // the tasks' files, now in the staging folder
+            b.target.commit(stagingName, b.mode, b.filters, ordered, written);
         }
 
         @Override
@@ -329,7 +281,7 @@ public final class GlueWrite {
             try {
                 delegate.abort(messages);
             } finally {
-                cleanup();
+                b.target.abort(stagingName);
             }
         }
     }

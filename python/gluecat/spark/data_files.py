@@ -1,0 +1,538 @@
+"""The data files of the tables Spark reads and writes through gluecat: the one place that moves and deletes them.
+
+The rules, as Hive and Spark's built-in catalog keep them, plus one they lack (nothing another table reads
+is ever deleted):
+
+- A table's data is the catalog's (managed) when the table is a MANAGED_TABLE, its Parameters do not say
+  EXTERNAL=TRUE, and its folder lies inside its database's folder (the database's LocationUri, else
+  ``<warehouse>/<db>.db``). Anything else is external: created with LOCATION, registered by a crawler, moved
+  elsewhere with SET LOCATION.
+- DROP TABLE [PURGE], ALTER TABLE DROP PARTITION [PURGE] and DROP DATABASE CASCADE delete managed data and
+  never external data. A partition's folder is deleted only if it lies inside its table's managed folder.
+- TRUNCATE TABLE [PARTITION] deletes the files of a managed table's folders and is refused on an external
+  table (CANNOT_TRUNCATE_EXTERNAL_TABLE).
+- A folder is never deleted while another table, a partition of another table or a partition that stays
+  uses it, lies inside it or contains it; nor anything holding the catalog's own ``_gluecat`` folder. Such
+  a folder stays (DROP) or the statement is refused (TRUNCATE, INSERT OVERWRITE), so no table loses rows
+  another statement wrote to a different table.
+- A managed table is created in an empty folder (LOCATION_ALREADY_EXISTS otherwise), so files left behind
+  never come back as rows of a new table. Renaming a managed table at its default folder moves the folder
+  to the new name's default folder, taking the partitions inside it along (unless another table uses the
+  folder: then it stays, and a new table of the old name is refused its folder).
+- A write's files go to a staging folder private to the job; its commit moves them into place, deletes the
+  files an overwrite replaces, and registers new partitions in one catalog commit. A failed job leaves
+  nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import posixpath
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow.fs as pafs
+
+from gluecat import Catalog
+from gluecat.api.pages import every
+from gluecat.api.partition_names import partition_namer
+from gluecat.errors import EntityNotFoundException, InvalidInputException
+from gluecat.spark.refusals import SparkRefusal, quoted
+
+STAGING_PREFIX = ".gluecat-staging-"
+_STORE_FOLDER = "_gluecat"
+
+
+def is_external(table: dict[str, Any]) -> bool:
+    """Whether a table's data is not the catalog's: anything but a MANAGED_TABLE, or EXTERNAL=TRUE (as Hive
+    records it in Parameters)."""
+    if str((table.get("Parameters") or {}).get("EXTERNAL", "")).upper() == "TRUE":
+        return True
+    return table.get("TableType") != "MANAGED_TABLE"
+
+
+def folder_key(location: str) -> str:
+    """A location in one canonical form for comparing folders: file URIs as absolute paths, s3a/s3n as
+    s3, no trailing slash."""
+    loc = location.strip()
+    if loc.startswith("file:"):
+        loc = loc[5:]
+        if loc.startswith("//"):
+            loc = loc[2:]
+    for alias in ("s3a://", "s3n://"):
+        if loc.startswith(alias):
+            loc = "s3://" + loc[len(alias) :]
+    if "://" not in loc:
+        loc = posixpath.normpath(os.path.abspath(loc))
+    return loc.rstrip("/") or "/"
+
+
+def _inside(child: str, parent: str) -> bool:
+    return child == parent or child.startswith(parent + "/")
+
+
+def _ancestors(key: str) -> Iterator[str]:
+    while True:
+        parent = key.rsplit("/", 1)[0]
+        if not parent or parent == key or parent.endswith(":/") or parent.endswith(":"):
+            return
+        yield parent
+        key = parent
+
+
+def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
+    """The file system and path of a table or partition location (a URI, or a local path)."""
+    for alias in ("s3a://", "s3n://"):
+        if location.startswith(alias):
+            location = "s3://" + location[len(alias) :]
+    if "://" in location or location.startswith("file:"):
+        return pafs.FileSystem.from_uri(location)
+    return pafs.LocalFileSystem(), os.path.abspath(location)
+
+
+def _visible(path: str) -> bool:
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return not name.startswith(("_", "."))
+
+
+def data_files(location: str) -> list[str]:
+    """The data files directly in a folder (not hidden ones, not subfolders), as file-system paths."""
+    fs, path = filesystem(location)
+    return [
+        info.path
+        for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        if info.type == pafs.FileType.File and _visible(info.path)
+    ]
+
+
+def has_files(location: str) -> bool:
+    """Whether a folder holds any file, at any depth."""
+    fs, path = filesystem(location)
+    infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True))
+    return any(info.type == pafs.FileType.File for info in infos)
+
+
+def _delete_files(location: str) -> None:
+    fs, _ = filesystem(location)
+    for path in data_files(location):
+        fs.delete_file(path)
+
+
+def _delete_tree(location: str) -> None:
+    fs, path = filesystem(location)
+    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        fs.delete_dir(path)
+
+
+@dataclass
+class Claims:
+    """The folders that tables use, for checking a deletion: each folder's canonical key and its user."""
+
+    users: dict[str, str] = field(default_factory=dict)
+    _sorted: list[str] = field(default_factory=list)
+
+    def add(self, location: str, user: str) -> None:
+        self.users.setdefault(folder_key(location), user)
+
+    def seal(self) -> Claims:
+        self._sorted = sorted(self.users)
+        return self
+
+    def using(self, key: str) -> str | None:
+        """Who uses exactly this folder."""
+        return self.users.get(key)
+
+    def overlapping(self, key: str) -> str | None:
+        """Who uses this folder, a folder inside it, or a folder containing it."""
+        if key in self.users:
+            return self.users[key]
+        for parent in _ancestors(key):
+            if parent in self.users:
+                return self.users[parent]
+        i = bisect.bisect_left(self._sorted, key + "/")
+        if i < len(self._sorted) and self._sorted[i].startswith(key + "/"):
+            return self.users[self._sorted[i]]
+        return None
+
+
+@dataclass
+class Removal:
+    """What a drop deletes once its catalog commit is done: whole folders, and why others stay."""
+
+    trees: list[str] = field(default_factory=list)
+    kept: list[tuple[str, str]] = field(default_factory=list)
+
+
+class DataFiles:
+    """The data-file life cycle of one warehouse's tables, by the rules in this module's docstring."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+
+    # -- where tables live ---------------------------------------------------------------------
+
+    def database_folder(self, database: str) -> str:
+        db = self.catalog.get_database(Name=database)["Database"]
+        if db.get("LocationUri"):
+            return str(db["LocationUri"]).rstrip("/")
+        return f"{self.catalog.warehouse.rstrip('/')}/{database}.db"
+
+    def default_location(self, database: str, name: str) -> str:
+        """Where a table made without LOCATION lives: ``<database folder>/<table>``."""
+        return f"{self.database_folder(database)}/{name}"
+
+    def managed_folder(self, table: dict[str, Any]) -> str | None:
+        """The table's folder when its data is the catalog's to delete, else None."""
+        location = (table.get("StorageDescriptor") or {}).get("Location")
+        if not location or is_external(table):
+            return None
+        key = folder_key(location)
+        db_key = folder_key(self.database_folder(table["DatabaseName"]))
+        if key == db_key or not _inside(key, db_key):
+            return None
+        return str(location).rstrip("/")
+
+    def partition_folders(
+        self, table: dict[str, Any], values: list[list[str]] | None = None
+    ) -> list[tuple[list[str], str]]:
+        """The partitions of a table (those with ``values``, if given, that exist) with their folders."""
+        keys = [k["Name"] for k in table.get("PartitionKeys") or []]
+        if not keys:
+            return []
+        base = str((table.get("StorageDescriptor") or {}).get("Location") or "").rstrip("/")
+        name = partition_namer(keys)
+        if values is None:
+            rows = self.catalog.get_partitions_arrow(
+                DatabaseName=table["DatabaseName"], TableName=table["Name"]
+            )
+            columns = [rows.column(k).to_pylist() for k in keys]
+            found = [list(v) for v in zip(*columns, strict=True)]
+            locations = rows.column("Location").to_pylist()
+            return [(v, loc or f"{base}/{name(v)}") for v, loc in zip(found, locations, strict=True)]
+        out = []
+        for start in range(0, len(values), 1000):
+            got = self.catalog.batch_get_partition(
+                DatabaseName=table["DatabaseName"],
+                TableName=table["Name"],
+                PartitionsToGet=[{"Values": v} for v in values[start : start + 1000]],
+            )
+            for p in got["Partitions"]:
+                loc = (p.get("StorageDescriptor") or {}).get("Location")
+                out.append((list(p["Values"]), loc or f"{base}/{name(p['Values'])}"))
+        return out
+
+    def claims(
+        self,
+        skip_tables: Iterable[tuple[str, str]] = (),
+        table: dict[str, Any] | None = None,
+        leaving: Iterable[list[str]] = (),
+    ) -> Claims:
+        """Every folder some table uses, except the tables in ``skip_tables``; of ``table``, its partitions
+        other than those ``leaving`` (its own folder is the partitions' parent by design, so not a claim)."""
+        skipped = set(skip_tables)
+        own = (table["DatabaseName"], table["Name"]) if table is not None else None
+        gone = {tuple(v) for v in leaving}
+        claims = Claims()
+        claims.add(f"{self.catalog.warehouse.rstrip('/')}/{_STORE_FOLDER}", "the catalog's own files")
+        for db in every(self.catalog.get_databases, "DatabaseList"):
+            for t in every(self.catalog.get_tables, "TableList", DatabaseName=db["Name"]):
+                ident = (db["Name"], t["Name"])
+                if ident in skipped:
+                    continue
+                location = (t.get("StorageDescriptor") or {}).get("Location")
+                if location and ident != own:
+                    claims.add(location, f"table {db['Name']}.{t['Name']}")
+                if t.get("PartitionKeys") and location:
+                    for values, folder in self.partition_folders(t):
+                        if ident == own and tuple(values) in gone:
+                            continue
+                        claims.add(folder, f"partition {values} of {db['Name']}.{t['Name']}")
+        return claims.seal()
+
+    # -- creating ------------------------------------------------------------------------------
+
+    def check_new_managed_folder(self, database: str, name: str, location: str) -> None:
+        """A managed table starts empty: files already in its folder would read as its rows."""
+        if has_files(location):
+            raise SparkRefusal(
+                "LOCATION_ALREADY_EXISTS",
+                {"identifier": quoted(database, name), "location": f"'{location}'"},
+                f"Table {database}.{name}: its folder {location} already holds files; pick another name, "
+                "or remove the folder first",
+            )
+
+    # -- dropping ------------------------------------------------------------------------------
+
+    def plan_drop_table(self, table: dict[str, Any]) -> Removal:
+        """What DROP TABLE [PURGE] deletes: a managed table's folder, unless another table uses it."""
+        removal = Removal()
+        folder = self.managed_folder(table)
+        if folder is not None:
+            self._plan_tree(
+                folder, self.claims(skip_tables=[(table["DatabaseName"], table["Name"])]), removal
+            )
+        return removal
+
+    def plan_drop_database(self, database: str) -> Removal:
+        """What DROP DATABASE CASCADE deletes: the folders of its managed tables, as DROP TABLE would."""
+        removal = Removal()
+        tables = list(every(self.catalog.get_tables, "TableList", DatabaseName=database))
+        folders = [f for f in map(self.managed_folder, tables) if f is not None]
+        if folders:
+            claims = self.claims(skip_tables=[(database, t["Name"]) for t in tables])
+            for folder in folders:
+                self._plan_tree(folder, claims, removal)
+        return removal
+
+    def plan_drop_partitions(self, table: dict[str, Any], values: list[list[str]]) -> Removal:
+        """What ALTER TABLE DROP PARTITION [PURGE] deletes: the folders of those partitions that lie inside
+        a managed table's folder, unless a partition that stays or another table uses them."""
+        removal = Removal()
+        folder = self.managed_folder(table)
+        if folder is None:
+            return removal
+        inside = [
+            (v, f)
+            for v, f in self.partition_folders(table, values)
+            if _inside(folder_key(f), folder_key(folder)) and folder_key(f) != folder_key(folder)
+        ]
+        if inside:
+            claims = self.claims(table=table, leaving=values)
+            for _, f in inside:
+                self._plan_tree(f, claims, removal)
+        return removal
+
+    def _plan_tree(self, folder: str, claims: Claims, removal: Removal) -> None:
+        user = claims.overlapping(folder_key(folder))
+        if user is None:
+            removal.trees.append(folder)
+        else:
+            removal.kept.append((folder, f"{user} uses it"))
+
+    def remove(self, removal: Removal) -> None:
+        """Deletes what a plan said; called after the catalog commit, so no reader sees half a table."""
+        for folder in removal.trees:
+            _delete_tree(folder)
+
+    def remove_empty_database_folder(self, database: str, folder: str) -> None:
+        """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""
+        if folder_key(folder) == folder_key(f"{self.catalog.warehouse.rstrip('/')}/{database}.db"):
+            fs, path = filesystem(folder)
+            if fs.get_file_info(path).type == pafs.FileType.Directory and not has_files(folder):
+                fs.delete_dir(path)
+
+    # -- truncating ----------------------------------------------------------------------------
+
+    def truncate(self, table: dict[str, Any], values: list[list[str]] | None) -> None:
+        """TRUNCATE TABLE [PARTITION]: the files of the folders go, the partitions stay (as in Hive)."""
+        if is_external(table):
+            raise SparkRefusal(
+                "CANNOT_TRUNCATE_EXTERNAL_TABLE",
+                {"tableName": quoted(table["DatabaseName"], table["Name"])},
+                f"Table {table['DatabaseName']}.{table['Name']} is external: TRUNCATE TABLE would delete "
+                "data the catalog does not own",
+            )
+        if not table.get("PartitionKeys"):
+            folders = [_location(table)]
+            claims = self.claims(table=table)
+        else:
+            found = self.partition_folders(table, values)
+            if values is not None:
+                missing = {tuple(v) for v in values} - {tuple(v) for v, _ in found}
+                if missing:
+                    raise _no_partition(table, list(next(iter(missing))))
+            folders = [f for _, f in found]
+            claims = self.claims(table=table, leaving=[v for v, _ in found])
+        self._check_files_deletable(table, folders, claims, "TRUNCATE TABLE")
+        for folder in folders:
+            _delete_files(folder)
+
+    def _check_files_deletable(
+        self, table: dict[str, Any], folders: list[str], claims: Claims, statement: str
+    ) -> None:
+        for folder in folders:
+            user = claims.using(folder_key(folder))
+            if user is not None:
+                raise InvalidInputException(
+                    f"{statement} on {table['DatabaseName']}.{table['Name']} would delete the files in "
+                    f"{folder}, which {user} also reads; refused"
+                )
+
+    # -- renaming ------------------------------------------------------------------------------
+
+    def plan_rename(self, table: dict[str, Any], database: str, name: str) -> tuple[str, str] | None:
+        """For ALTER TABLE RENAME: (old folder, new folder) when a managed table at its default folder moves
+        to the new name's default folder (as Hive moves it); None when the data stays where it is."""
+        folder = self.managed_folder(table)
+        if folder is None:
+            return None
+        old_default = self.default_location(table["DatabaseName"], table["Name"])
+        if folder_key(folder) != folder_key(old_default):
+            return None
+        if self.claims(skip_tables=[(table["DatabaseName"], table["Name"])]).overlapping(folder_key(folder)):
+            return None  # another table reads it: the data stays, and the old name's folder stays taken
+        new = self.default_location(database, name)
+        fs, path = filesystem(new)
+        if fs.get_file_info(path).type != pafs.FileType.NotFound:
+            raise SparkRefusal(
+                "LOCATION_ALREADY_EXISTS",
+                {"identifier": quoted(database, name), "location": f"'{new}'"},
+                f"Cannot rename {table['DatabaseName']}.{table['Name']} to {database}.{name}: its new "
+                f"folder {new} already exists",
+            )
+        return folder, new
+
+    @staticmethod
+    def moved(location: str, old: str, new: str) -> str:
+        """``location`` with the folder ``old`` it lies in replaced by ``new``; unchanged if outside it."""
+        key, old_key = folder_key(location), folder_key(old)
+        if not _inside(key, old_key):
+            return location
+        return new.rstrip("/") + key[len(old_key) :]
+
+    @staticmethod
+    def move_folder(old: str, new: str) -> None:
+        """Moves a folder (a rename where the file system has one)."""
+        fs, src = filesystem(old)
+        _, dst = filesystem(new)
+        if fs.get_file_info(src).type == pafs.FileType.NotFound:
+            return
+        fs.create_dir(posixpath.dirname(dst.rstrip("/")), recursive=True)
+        fs.move(src, dst)
+
+    def plan_rename_partition(
+        self, table: dict[str, Any], values: list[str], new_values: list[str], location: str
+    ) -> tuple[str, str] | None:
+        """For PARTITION RENAME TO: (old folder, new folder) when a managed table's partition is at its
+        Hive path, which then moves to the new values' Hive path; else None."""
+        root = self.managed_folder(table)
+        if root is None:
+            return None
+        name = partition_namer([k["Name"] for k in table["PartitionKeys"]])
+        if folder_key(location) != folder_key(f"{root}/{name(values)}"):
+            return None
+        new = f"{root}/{name(new_values)}"
+        if has_files(new):
+            raise InvalidInputException(
+                f"Cannot rename partition {values} of {table['DatabaseName']}.{table['Name']} to "
+                f"{new_values}: its new folder {new} already holds files"
+            )
+        return location, new
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def begin_write(self, table: dict[str, Any]) -> str:
+        """A staging folder private to one write job, inside the table's folder (hidden from readers)."""
+        return f"{_location(table)}/{STAGING_PREFIX}{uuid.uuid4()}"
+
+    def abort_write(self, staging: str) -> None:
+        """A failed job: its staging folder and everything in it go."""
+        if STAGING_PREFIX not in staging.rsplit("/", 1)[-1]:
+            raise InvalidInputException(f"{staging} is not a gluecat staging folder")
+        _delete_tree(staging)
+
+    def commit_write(
+        self,
+        table: dict[str, Any],
+        staging: str,
+        mode: str,
+        written: list[dict[str, Any]],
+        filters: list[dict[str, Any]],
+    ) -> None:
+        """Moves a finished job's files into place, deletes the files an overwrite replaces, and registers
+        new partitions (and drops the ones an overwrite emptied) in one catalog commit.
+
+        ``written``: each partition the job wrote, as its folder under the staging folder (``fragment``)
+        and its values. ``mode``: APPEND, OVERWRITE_BY_FILTER (``filters``: Spark's source filters on the
+        partition columns), OVERWRITE_DYNAMIC or TRUNCATE.
+        """
+        try:
+            plan = self._plan_write(table, mode, [w["values"] for w in written], filters)
+            if plan.overwritten:
+                claims = self.claims(table=table, leaving=plan.overwritten_values)
+                self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
+            old = [f for folder in plan.overwritten for f in data_files(folder)]
+            fs, _ = filesystem(staging)
+            for w, target in zip(written, plan.targets, strict=True):
+                source = f"{staging}/{w['fragment']}" if w["fragment"] else staging
+                _, to = filesystem(target)
+                fs.create_dir(to, recursive=True)
+                for path in data_files(source):
+                    fs.move(path, f"{to.rstrip('/')}/{posixpath.basename(path)}")
+            for path in old:
+                fs.delete_file(path)
+            if plan.add or plan.drop:
+                self.catalog.commit_partitions(
+                    DatabaseName=table["DatabaseName"],
+                    TableName=table["Name"],
+                    Add=plan.add,
+                    Drop=plan.drop,
+                    IfNotExists=True,
+                    IfExists=True,
+                )
+        finally:
+            _delete_tree(staging)
+
+    def _plan_write(
+        self, table: dict[str, Any], mode: str, written: list[list[str]], filters: list[dict[str, Any]]
+    ) -> _WritePlan:
+        base = _location(table)
+        keys = [k["Name"] for k in table.get("PartitionKeys") or []]
+        if not keys:
+            overwrite = mode != "APPEND"
+            return _WritePlan(targets=[base], overwritten=[base] if overwrite else [])
+        existing = {tuple(v): f for v, f in self.partition_folders(table, written)}
+        name = partition_namer(keys)
+        targets = [existing.get(tuple(v)) or f"{base}/{name(v)}" for v in written]
+        sd = dict(table.get("StorageDescriptor") or {})
+        add = [
+            {"Values": v, "StorageDescriptor": {**sd, "Location": t}}
+            for v, t in zip(written, targets, strict=True)
+            if tuple(v) not in existing
+        ]
+        plan = _WritePlan(targets=targets, add=add)
+        if mode == "OVERWRITE_DYNAMIC":
+            plan.overwritten = list(existing.values())
+            plan.overwritten_values = [list(v) for v in existing]
+        elif mode in ("OVERWRITE_BY_FILTER", "TRUNCATE"):
+            rows = self.catalog.get_partitions_arrow(
+                DatabaseName=table["DatabaseName"],
+                TableName=table["Name"],
+                SparkFilters=filters if mode == "OVERWRITE_BY_FILTER" else [],
+            )
+            columns = [rows.column(k).to_pylist() for k in keys]
+            matched = [list(v) for v in zip(*columns, strict=True)]
+            locations = [
+                loc or f"{base}/{name(v)}"
+                for loc, v in zip(rows.column("Location").to_pylist(), matched, strict=True)
+            ]
+            written_keys = {tuple(v) for v in written}
+            plan.overwritten = sorted(set(locations) | set(existing.values()))
+            plan.overwritten_values = matched + [list(v) for v in existing]
+            plan.drop = [v for v in matched if tuple(v) not in written_keys]
+        return plan
+
+
+@dataclass
+class _WritePlan:
+    targets: list[str]
+    overwritten: list[str] = field(default_factory=list)
+    overwritten_values: list[list[str]] = field(default_factory=list)
+    add: list[dict[str, Any]] = field(default_factory=list)
+    drop: list[list[str]] = field(default_factory=list)
+
+
+def _location(table: dict[str, Any]) -> str:
+    location = (table.get("StorageDescriptor") or {}).get("Location")
+    if not location:
+        raise InvalidInputException(
+            f"Table {table['DatabaseName']}.{table['Name']} has no StorageDescriptor.Location to read or write"
+        )
+    return str(location).rstrip("/")
+
+
+def _no_partition(table: dict[str, Any], values: list[str]) -> Exception:
+    return EntityNotFoundException(f"Partition {values} not found in {table['Name']}")

@@ -1,0 +1,241 @@
+"""The data-file life cycle's rules, once, without Spark: which folders a drop, truncate, rename or write may
+touch. Tables are made through the Python API, files on disk by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.errors import InvalidInputException
+from gluecat.spark.data_files import DataFiles, folder_key, is_external
+from gluecat.spark.refusals import SparkRefusal
+
+PARQUET = {
+    "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"}
+}
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> str:
+    """Its own warehouse (not the Spark session's): nothing here runs Spark."""
+    return str(tmp_path / "warehouse")
+
+
+@pytest.fixture
+def cat(warehouse: str) -> Catalog:
+    c = Catalog(warehouse)
+    c.create_database(DatabaseInput={"Name": "db"})
+    return c
+
+
+def make(
+    cat: Catalog, name: str, location: str, *, managed: bool = True, keys: list[str] | None = None
+) -> dict[str, Any]:
+    cat.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": name,
+            "TableType": "MANAGED_TABLE" if managed else "EXTERNAL_TABLE",
+            "StorageDescriptor": {**PARQUET, "Columns": [{"Name": "v", "Type": "int"}], "Location": location},
+            "PartitionKeys": [{"Name": k, "Type": "string"} for k in keys or []],
+        },
+    )
+    return table(cat, name)
+
+
+def table(cat: Catalog, name: str) -> dict[str, Any]:
+    got: dict[str, Any] = cat.get_table(DatabaseName="db", Name=name)["Table"]
+    return got
+
+
+def put(folder: Path, name: str = "part-0.parquet") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_text("rows")
+    return folder / name
+
+
+def add_partition(cat: Catalog, name: str, value: str, location: str) -> None:
+    sd = {**PARQUET, "Location": location}
+    cat.create_partition(
+        DatabaseName="db", TableName=name, PartitionInput={"Values": [value], "StorageDescriptor": sd}
+    )
+
+
+def test_managed_means_a_managed_table_inside_its_database_folder(cat: Catalog, warehouse: str) -> None:
+    files = DataFiles(cat)
+    home = files.default_location("db", "t")
+    assert home == f"{warehouse}/db.db/t"
+    assert files.managed_folder(make(cat, "t", home)) == home
+    assert files.managed_folder(make(cat, "ext", f"{warehouse}/db.db/ext", managed=False)) is None
+    # Moved elsewhere (SET LOCATION), or the database folder itself: not the catalog's to delete.
+    assert files.managed_folder(make(cat, "moved", "/somewhere/else")) is None
+    assert files.managed_folder(make(cat, "whole", f"{warehouse}/db.db")) is None
+    cat.update_table(
+        DatabaseName="db",
+        TableInput={
+            **{k: table(cat, "t")[k] for k in ("Name", "StorageDescriptor", "TableType")},
+            "Parameters": {"EXTERNAL": "TRUE"},
+        },
+    )
+    assert is_external(table(cat, "t"))  # Hive's EXTERNAL=TRUE wins over the TableType
+
+
+def test_folder_keys_compare_uris_and_paths() -> None:
+    assert folder_key("file:/tmp/a/") == folder_key("file:///tmp/a") == folder_key("/tmp/a/b/..") == "/tmp/a"
+    assert folder_key("s3a://bucket/x/") == folder_key("s3://bucket/x") == "s3://bucket/x"
+
+
+def test_drop_table_deletes_the_managed_folder_unless_another_table_uses_it(
+    cat: Catalog, warehouse: str
+) -> None:
+    files = DataFiles(cat)
+    t = make(cat, "t", f"{warehouse}/db.db/t")
+    put(Path(f"{warehouse}/db.db/t"))
+    assert files.plan_drop_table(t).trees == [f"{warehouse}/db.db/t"]
+    # An external table reading a folder inside t's keeps all of t's folder in place.
+    make(cat, "inner", f"{warehouse}/db.db/t/sub", managed=False)
+    plan = files.plan_drop_table(t)
+    assert plan.trees == [] and "db.inner" in plan.kept[0][1]
+    # So does a partition of another table registered inside it.
+    cat.delete_table(DatabaseName="db", Name="inner")
+    make(cat, "parted", "/elsewhere/parted", managed=False, keys=["p"])
+    add_partition(cat, "parted", "a", f"file:{warehouse}/db.db/t/borrowed")
+    assert "partition ['a'] of db.parted" in files.plan_drop_table(t).kept[0][1]
+    assert files.plan_drop_table(make(cat, "ext", "/data/ext", managed=False)).trees == []
+
+
+def test_nothing_holding_the_catalog_files_is_ever_deleted(cat: Catalog, warehouse: str) -> None:
+    cat.create_database(DatabaseInput={"Name": "odd", "LocationUri": str(Path(warehouse).parent)})
+    cat.create_table(
+        DatabaseName="odd",
+        TableInput={"Name": "t", "TableType": "MANAGED_TABLE", "StorageDescriptor": {"Location": warehouse}},
+    )
+    plan = DataFiles(cat).plan_drop_table(cat.get_table(DatabaseName="odd", Name="t")["Table"])
+    assert plan.trees == [] and plan.kept[0][1] == "the catalog's own files uses it"
+
+
+def test_drop_partitions_deletes_folders_inside_a_managed_table_only(cat: Catalog, warehouse: str) -> None:
+    files = DataFiles(cat)
+    home = f"{warehouse}/db.db/t"
+    t = make(cat, "t", home, keys=["p"])
+    add_partition(cat, "t", "a", f"{home}/p=a")
+    add_partition(cat, "t", "b", "/outside/b")  # ADD PARTITION ... LOCATION elsewhere: not the table's
+    add_partition(cat, "t", "c", f"{home}/shared")
+    add_partition(cat, "t", "d", f"{home}/shared")
+    assert files.plan_drop_partitions(t, [["a"], ["b"]]).trees == [f"{home}/p=a"]
+    plan = files.plan_drop_partitions(t, [["c"]])  # partition d stays, in the same folder
+    assert plan.trees == [] and "partition ['d'] of db.t" in plan.kept[0][1]
+    assert files.plan_drop_partitions(t, [["c"], ["d"]]).trees == [f"{home}/shared", f"{home}/shared"]
+    ext = make(cat, "ext", "/data/ext", managed=False, keys=["p"])
+    add_partition(cat, "ext", "a", "/data/ext/p=a")
+    assert files.plan_drop_partitions(ext, [["a"]]).trees == []
+
+
+def test_truncate_deletes_managed_files_and_refuses_external_and_shared_folders(
+    cat: Catalog, warehouse: str
+) -> None:
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db/t")
+    t = make(cat, "t", str(home))
+    put(home)
+    nested = put(home / "nested")  # another table's folder inside: not t's files
+    make(cat, "nested", str(home / "nested"), managed=False)
+    files.truncate(t, None)
+    assert not (home / "part-0.parquet").exists() and nested.exists()
+
+    ext = make(cat, "ext", str(home.parent / "ext"), managed=False)
+    kept = put(home.parent / "ext")
+    with pytest.raises(SparkRefusal, match="is external") as refused:
+        files.truncate(ext, None)
+    assert refused.value.error_class == "CANNOT_TRUNCATE_EXTERNAL_TABLE"
+    assert kept.exists()
+
+    twin = make(cat, "twin", str(home.parent / "twin"))
+    make(cat, "reader", str(home.parent / "twin"), managed=False)
+    shared = put(home.parent / "twin")
+    with pytest.raises(InvalidInputException, match="db.reader also reads"):
+        files.truncate(twin, None)
+    assert shared.exists()
+
+
+def test_rename_moves_a_managed_table_at_its_default_folder(cat: Catalog, warehouse: str) -> None:
+    files = DataFiles(cat)
+    t = make(cat, "t", f"{warehouse}/db.db/t")
+    assert files.plan_rename(t, "db", "t2") == (f"{warehouse}/db.db/t", f"{warehouse}/db.db/t2")
+    assert DataFiles.moved(f"file:{warehouse}/db.db/t/p=1", f"{warehouse}/db.db/t", "/new") == "/new/p=1"
+    assert DataFiles.moved("/elsewhere/p=1", f"{warehouse}/db.db/t", "/new") == "/elsewhere/p=1"
+    put(Path(f"{warehouse}/db.db/taken"))
+    with pytest.raises(SparkRefusal, match="already exists") as refused:
+        files.plan_rename(t, "db", "taken")
+    assert refused.value.error_class == "LOCATION_ALREADY_EXISTS"
+    assert files.plan_rename(make(cat, "custom", f"{warehouse}/db.db/custom-folder"), "db", "c2") is None
+    assert files.plan_rename(make(cat, "ext", f"{warehouse}/db.db/ext", managed=False), "db", "e2") is None
+
+
+def test_a_managed_table_starts_in_an_empty_folder(cat: Catalog, warehouse: str) -> None:
+    files = DataFiles(cat)
+    files.check_new_managed_folder("db", "t", f"{warehouse}/db.db/t")  # missing: fine
+    Path(f"{warehouse}/db.db/t/p=1").mkdir(parents=True)
+    files.check_new_managed_folder("db", "t", f"{warehouse}/db.db/t")  # empty folders only: fine
+    put(Path(f"{warehouse}/db.db/t/p=1"))
+    with pytest.raises(SparkRefusal) as refused:
+        files.check_new_managed_folder("db", "t", f"{warehouse}/db.db/t")
+    assert refused.value.error_class == "LOCATION_ALREADY_EXISTS"
+
+
+def staged(files: DataFiles, t: dict[str, Any], fragments: dict[str, str]) -> str:
+    staging = files.begin_write(t)
+    for fragment, name in fragments.items():
+        put(Path(staging) / fragment, name)
+    return staging
+
+
+def test_a_write_moves_its_files_into_place_and_an_overwrite_replaces_old_ones(
+    cat: Catalog, warehouse: str
+) -> None:
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db/t")
+    t = make(cat, "t", str(home), keys=["p"])
+    first = staged(files, t, {"p=a": "part-1", "p=b": "part-2"})
+    written = [{"fragment": "p=a", "values": ["a"]}, {"fragment": "p=b", "values": ["b"]}]
+    files.commit_write(t, first, "APPEND", written, [])
+    assert sorted(p.name for p in home.glob("p=*/*")) == ["part-1", "part-2"]
+    assert not Path(first).exists()
+    assert len(cat.get_partitions(DatabaseName="db", TableName="t")["Partitions"]) == 2
+
+    second = staged(files, t, {"p=a": "part-3"})
+    files.commit_write(t, second, "OVERWRITE_DYNAMIC", written[:1], [])
+    assert sorted(p.name for p in home.glob("p=*/*")) == ["part-2", "part-3"]
+
+    third = staged(files, t, {"p=c": "part-4"})
+    files.commit_write(t, third, "TRUNCATE", [{"fragment": "p=c", "values": ["c"]}], [])
+    assert sorted(p.name for p in home.glob("p=*/*")) == ["part-4"]
+    values = [p["Values"] for p in cat.get_partitions(DatabaseName="db", TableName="t")["Partitions"]]
+    assert values == [["c"]]
+
+
+def test_an_overwrite_of_a_folder_another_table_reads_is_refused_and_leaves_everything(
+    cat: Catalog, warehouse: str
+) -> None:
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db/t")
+    t = make(cat, "t", str(home))
+    make(cat, "reader", str(home), managed=False)
+    old = put(home)
+    staging = staged(files, t, {"": "part-9"})
+    with pytest.raises(InvalidInputException, match="db.reader also reads"):
+        files.commit_write(t, staging, "TRUNCATE", [{"fragment": "", "values": []}], [])
+    assert old.exists() and not (home / "part-9").exists() and not Path(staging).exists()
+
+
+def test_abort_removes_only_staging_folders(cat: Catalog, warehouse: str) -> None:
+    files = DataFiles(cat)
+    t = make(cat, "t", f"{warehouse}/db.db/t")
+    staging = staged(files, t, {"": "part-1"})
+    files.abort_write(staging)
+    assert not Path(staging).exists()
+    with pytest.raises(InvalidInputException, match="not a gluecat staging folder"):
+        files.abort_write(f"{warehouse}/db.db/t")

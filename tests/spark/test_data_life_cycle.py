@@ -1,0 +1,190 @@
+"""Through Spark SQL, no statement loses data or brings deleted data back: managed data goes with its table,
+partition or database, external data is never deleted, and one table's statements never touch another's
+files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from gluecat import Catalog
+
+
+def rows(spark: Any, table: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.table(table).collect())
+
+
+def data_files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("part-*"))
+
+
+def test_rename_moves_a_managed_tables_folder_so_a_new_table_of_the_old_name_starts_empty(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1, 'x'), (2, 'y')")
+    spark.sql(f"ALTER TABLE glue.{ns}.t RENAME TO {ns}.t2")
+    assert not (warehouse / f"{ns}.db" / "t").exists()
+    assert data_files(warehouse / f"{ns}.db" / "t2")
+    parts = Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="t2")["Partitions"]
+    assert {p["StorageDescriptor"]["Location"] for p in parts} == {
+        f"{warehouse}/{ns}.db/t2/p=x",
+        f"{warehouse}/{ns}.db/t2/p=y",
+    }
+
+    spark.sql(f"CREATE TABLE glue.{ns}.t (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    assert rows(spark, f"glue.{ns}.t") == []  # not t2's rows
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (3, 'x')")
+    spark.sql(f"DROP TABLE glue.{ns}.t2")  # takes t2's data, not the new t's
+    assert rows(spark, f"glue.{ns}.t") == [(3, "x")]
+
+
+def test_rename_leaves_an_external_tables_data_where_it_is(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.e (a INT) USING parquet LOCATION '{tmp_path}/e'")
+    spark.sql(f"INSERT INTO glue.{ns}.e VALUES (1)")
+    spark.sql(f"ALTER TABLE glue.{ns}.e RENAME TO {ns}.e2")
+    assert data_files(tmp_path / "e")
+    assert rows(spark, f"glue.{ns}.e2") == [(1,)]
+    table = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="e2")["Table"]
+    assert table["StorageDescriptor"]["Location"] == f"file:{tmp_path}/e"
+
+
+def test_dropping_a_managed_partition_deletes_its_rows_for_good(spark: Any, warehouse: Path, ns: str) -> None:
+    t = f"glue.{ns}.t"
+    spark.sql(f"CREATE TABLE {t} (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x'), (2, 'y'), (3, 'z')")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (p='x')")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (p='z') PURGE")  # one partition, purged
+    assert not (warehouse / f"{ns}.db" / "t" / "p=x").exists()
+    spark.sql(f"ALTER TABLE {t} ADD PARTITION (p='x')")
+    spark.sql(f"INSERT INTO {t} VALUES (4, 'z')")
+    assert rows(spark, t) == [(2, "y"), (4, "z")]
+
+
+def test_dropping_an_external_partition_keeps_its_files(spark: Any, ns: str, tmp_path: Path) -> None:
+    t = f"glue.{ns}.e"
+    spark.sql(f"CREATE TABLE {t} (a INT, p STRING) USING parquet PARTITIONED BY (p) LOCATION '{tmp_path}/e'")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x')")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (p='x') PURGE")
+    assert data_files(tmp_path / "e" / "p=x")
+
+
+def test_drop_database_cascade_deletes_managed_data_and_keeps_external_data(
+    spark: Any, warehouse: Path, tmp_path: Path
+) -> None:
+    spark.sql("CREATE NAMESPACE glue.cascading")
+    spark.sql("CREATE TABLE glue.cascading.m (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"CREATE TABLE glue.cascading.e (a INT) USING parquet LOCATION '{tmp_path}/e'")
+    spark.sql("INSERT INTO glue.cascading.m VALUES (1, 'x')")
+    spark.sql("INSERT INTO glue.cascading.e VALUES (2)")
+    spark.sql("DROP NAMESPACE glue.cascading CASCADE")
+    assert not (warehouse / "cascading.db").exists()
+    assert data_files(tmp_path / "e")
+    spark.sql("CREATE NAMESPACE glue.cascading")
+    spark.sql("CREATE TABLE glue.cascading.m (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    assert rows(spark, "glue.cascading.m") == []
+    spark.sql("DROP NAMESPACE glue.cascading CASCADE")
+
+
+def test_truncate_of_an_external_table_is_refused_as_spark_refuses_it(
+    spark: Any, ns: str, tmp_path: Path
+) -> None:
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.e (a INT, p STRING) USING parquet PARTITIONED BY (p) LOCATION '{tmp_path}/e'"
+    )
+    spark.sql(f"INSERT INTO glue.{ns}.e VALUES (1, 'x')")
+    with pytest.raises(AnalysisException, match="CANNOT_TRUNCATE_EXTERNAL_TABLE") as refused:
+        spark.sql(f"TRUNCATE TABLE glue.{ns}.e")
+    assert f"`glue`.`{ns}`.`e`" in str(refused.value)
+    with pytest.raises(AnalysisException, match="CANNOT_TRUNCATE_EXTERNAL_TABLE"):
+        spark.sql(f"TRUNCATE TABLE glue.{ns}.e PARTITION (p='x')")
+    assert rows(spark, f"glue.{ns}.e") == [(1, "x")]
+
+
+def test_drop_table_purge_keeps_an_external_tables_data(spark: Any, ns: str, tmp_path: Path) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.e (a INT) USING parquet LOCATION '{tmp_path}/e'")
+    spark.sql(f"INSERT INTO glue.{ns}.e VALUES (1)")
+    spark.sql(f"DROP TABLE glue.{ns}.e PURGE")
+    assert data_files(tmp_path / "e")
+
+
+def test_external_tables_are_reported_as_external(spark: Any, ns: str, tmp_path: Path) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.e (a INT) USING parquet LOCATION '{tmp_path}/e'")
+    spark.sql(f"CREATE TABLE glue.{ns}.m (a INT) USING parquet")
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED glue.{ns}.e").collect()}
+    assert described["Type"] == "EXTERNAL"
+    assert spark.catalog.getTable(f"glue.{ns}.e").tableType == "EXTERNAL"
+    assert spark.catalog.getTable(f"glue.{ns}.m").tableType == "MANAGED"
+    listed = {t.name: t.tableType for t in spark.catalog.listTables(f"glue.{ns}")}
+    assert listed == {"e": "EXTERNAL", "m": "MANAGED"}
+
+
+def test_a_managed_table_is_not_created_over_files_already_there(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    folder = warehouse / f"{ns}.db" / "t"
+    folder.mkdir(parents=True)
+    spark.range(3).write.parquet(str(folder / "leftover"))
+    with pytest.raises(AnalysisException, match="LOCATION_ALREADY_EXISTS"):
+        spark.sql(f"CREATE TABLE glue.{ns}.t (id BIGINT) USING parquet")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.table(f"glue.{ns}.t")
+
+
+def test_rename_column_is_refused_where_the_files_find_columns_by_name(spark: Any, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.pq (a INT, b STRING) USING parquet")
+    spark.sql(f"INSERT INTO glue.{ns}.pq VALUES (1, 'x')")
+    with pytest.raises(Exception, match="cannot be renamed: the table's data files find columns by name"):
+        spark.sql(f"ALTER TABLE glue.{ns}.pq RENAME COLUMN b TO c")
+    assert rows(spark, f"glue.{ns}.pq") == [(1, "x")]
+    spark.sql(f"CREATE TABLE glue.{ns}.lines (a INT, b STRING) USING csv")
+    spark.sql(f"INSERT INTO glue.{ns}.lines VALUES (1, 'x')")
+    spark.sql(f"ALTER TABLE glue.{ns}.lines RENAME COLUMN b TO c")  # CSV fields are found by position
+    assert [tuple(r) for r in spark.sql(f"SELECT a, c FROM glue.{ns}.lines").collect()] == [(1, "x")]
+
+
+def test_a_dropped_columns_old_values_never_come_back(spark: Any, ns: str) -> None:
+    t = f"glue.{ns}.t"
+    spark.sql(f"CREATE TABLE {t} (a INT, b STRING) USING parquet")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'secret')")
+    spark.sql(f"ALTER TABLE {t} DROP COLUMN b")
+    with pytest.raises(Exception, match="Column b was dropped"):
+        spark.sql(f"ALTER TABLE {t} ADD COLUMNS (b STRING)")
+    spark.sql(f"ALTER TABLE {t} ADD COLUMNS (c STRING)")
+    assert rows(spark, t) == [(1, None)]
+
+
+def test_other_tables_data_survives_every_drop_truncate_rename_and_overwrite(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    """An external table whose folder lies inside a managed table's folder, another reading the same folder
+    as a managed table: no statement on the managed tables deletes what the external ones read."""
+    home = warehouse / f"{ns}.db"
+    spark.sql(f"CREATE TABLE glue.{ns}.m (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.m VALUES (1, 'x')")
+    spark.sql(f"CREATE TABLE glue.{ns}.inner (a INT) USING parquet LOCATION '{home}/m/p=x/inner'")
+    spark.sql(f"INSERT INTO glue.{ns}.inner VALUES (7)")
+    spark.sql(f"CREATE TABLE glue.{ns}.twin (a INT) USING parquet")
+    spark.sql(f"INSERT INTO glue.{ns}.twin VALUES (8)")
+    spark.sql(f"CREATE TABLE glue.{ns}.reader (a INT) USING parquet LOCATION '{home}/twin'")
+
+    spark.sql(f"TRUNCATE TABLE glue.{ns}.m")
+    spark.sql(f"INSERT OVERWRITE glue.{ns}.m VALUES (2, 'x')")
+    spark.sql(f"ALTER TABLE glue.{ns}.m DROP PARTITION (p='x')")
+    assert rows(spark, f"glue.{ns}.inner") == [(7,)]
+    spark.sql(f"DROP TABLE glue.{ns}.m")
+    assert rows(spark, f"glue.{ns}.inner") == [(7,)]
+
+    with pytest.raises(Exception, match=f"{ns}.reader also reads"):
+        spark.sql(f"TRUNCATE TABLE glue.{ns}.twin")
+    with pytest.raises(Exception, match=f"{ns}.reader also reads"):
+        spark.sql(f"INSERT OVERWRITE glue.{ns}.twin VALUES (9)")
+    spark.sql(f"ALTER TABLE glue.{ns}.twin RENAME TO {ns}.twin2")  # the folder stays: reader uses it
+    assert rows(spark, f"glue.{ns}.reader") == [(8,)]
+    spark.sql(f"DROP TABLE glue.{ns}.twin2")
+    assert rows(spark, f"glue.{ns}.reader") == [(8,)]
