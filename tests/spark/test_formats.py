@@ -9,7 +9,9 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
+from gluecat.errors import InvalidInputException
 from gluecat.spark import formats
+from gluecat.spark.refusals import SparkRefusal
 
 TEXT = {"InputFormat": formats.TEXT_INPUT, "OutputFormat": formats.TEXT_OUTPUT}
 
@@ -103,13 +105,16 @@ def test_spark_source_maps_descriptors_to_reader_options() -> None:
     def sd(lib: str, **params: str) -> dict[str, Any]:
         return {"StorageDescriptor": {"SerdeInfo": {"SerializationLibrary": lib, "Parameters": params}}}
 
-    assert formats.spark_source(sd("org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe")) == (
-        "parquet",
-        {},
-    )
-    assert formats.spark_source(sd("org.apache.hadoop.hive.ql.io.orc.OrcSerde")) == ("orc", {})
-    assert formats.spark_source(sd(formats.LAZY_SIMPLE, **{"field.delim": "\t"}))[1]["sep"] == "\t"
-    assert formats.spark_source(sd(formats.LAZY_SIMPLE, **{"serialization.format": "44"}))[1]["sep"] == ","
+    assert formats.spark_source(sd(formats.PARQUET_SERDE, **{"serialization.format": "1"})) == ("parquet", {})
+    assert formats.spark_source(sd(formats.ORC_SERDE)) == ("orc", {})
+    # Every SerDe parameter reaches the reader and writer (Hive's own encoding flags excepted).
+    assert formats.spark_source(sd(formats.PARQUET_SERDE, compression="gzip"))[1] == {"compression": "gzip"}
+    orc = {**sd(formats.ORC_SERDE), "Parameters": {"orc.compress": "ZLIB", "other": "x"}}
+    assert formats.spark_source(orc) == ("orc", {"orc.compress": "ZLIB"})
+    csv = formats.spark_source(sd(formats.OPEN_CSV, separatorChar=";", nullValue="NA"))[1]
+    assert (csv["sep"], csv["nullValue"]) == (";", "NA") and "separatorChar" not in csv
+    text = formats.spark_source(sd(formats.LAZY_SIMPLE, **{"field.delim": "\t"}))
+    assert text == ("hive-text", {"field.delim": "\t", "serialization.lib": formats.LAZY_SIMPLE})
     assert formats.spark_source({"Parameters": {"classification": "parquet"}}) == ("parquet", {})
     with pytest.raises(formats.Unreadable, match="one header line"):
         formats.spark_source({**sd(formats.OPEN_CSV), "Parameters": {"skip.header.line.count": "2"}})
@@ -117,7 +122,143 @@ def test_spark_source_maps_descriptors_to_reader_options() -> None:
         formats.spark_source({})
 
 
+def serde_of(properties: dict[str, str]) -> tuple[str, dict[str, str], str, dict[str, str]]:
+    storage = formats.table_storage(properties)
+    info = storage.descriptor["SerdeInfo"]
+    return info["SerializationLibrary"], info["Parameters"], storage.source, storage.parameters
+
+
+def test_hive_ddl_is_recorded_as_hive_records_it() -> None:
+    assert serde_of({"hive.stored-as": "ORC"})[:3] == (
+        formats.ORC_SERDE,
+        {"serialization.format": "1"},
+        "orc",
+    )
+    delimited = {"hive.stored-as": "TEXTFILE", "option.field.delim": "|", "option.serialization.format": "|"}
+    assert serde_of(delimited) == (
+        formats.LAZY_SIMPLE,
+        {"field.delim": "|", "serialization.format": "|"},
+        "hive-text",
+        {"classification": "csv"},
+    )
+    assert serde_of({"hive.stored-as": "TEXTFILE"})[1] == {"serialization.format": "1"}  # Hive's ^A
+    open_csv = {"hive.serde": formats.OPEN_CSV, "hive.stored-as": "TEXTFILE", "option.separatorChar": ";"}
+    assert serde_of(open_csv)[:3] == (formats.OPEN_CSV, {"separatorChar": ";"}, "csv")
+    assert serde_of({"hive.stored-as": "JSONFILE"})[2] == "json"
+    assert serde_of({"provider": "hive", "option.fileFormat": "parquet"})[2] == "parquet"
+    text_io = {"hive.input-format": formats.TEXT_INPUT, "hive.output-format": formats.TEXT_OUTPUT}
+    assert serde_of(text_io)[0] == formats.LAZY_SIMPLE
+    for refused, match in [
+        ({"hive.stored-as": "SEQUENCEFILE"}, "STORED AS SEQUENCEFILE: Spark's file sources cannot write it"),
+        ({"hive.stored-as": "AVRO"}, "STORED AS AVRO"),
+        ({"hive.serde": "org.apache.hadoop.hive.serde2.RegexSerDe"}, "RegexSerDe'"),
+        (
+            {"hive.stored-as": "ORC", "hive.serde": formats.PARQUET_SERDE},
+            "cannot store a table STORED AS ORC",
+        ),
+        ({"provider": "avro"}, "USING avro"),
+    ]:
+        with pytest.raises(InvalidInputException, match=match):
+            formats.table_storage(refused)
+
+
+def test_csv_options_become_opencsv_parameters_and_come_back_as_options() -> None:
+    lib, serde, source, params = serde_of(
+        {"provider": "csv", "option.sep": ";", "option.header": "true", "option.nullValue": "NA"}
+    )
+    assert (lib, source) == (formats.OPEN_CSV, "csv")
+    assert serde == {"separatorChar": ";", "quoteChar": '"', "escapeChar": "\\", "nullValue": "NA"}
+    assert params == {"classification": "csv", "skip.header.line.count": "1"}
+    table = {
+        "StorageDescriptor": {"SerdeInfo": {"SerializationLibrary": lib, "Parameters": serde}},
+        "Parameters": params,
+    }
+    assert formats.spark_source(table) == (
+        "csv",
+        {"sep": ";", "quote": '"', "escape": "\\", "nullValue": "NA", "header": "true"},
+    )
+
+
+def test_tables_no_write_could_fill_are_refused_at_create() -> None:
+    with pytest.raises(SparkRefusal) as refused:
+        formats.check_columns("parquet", [], [{"name": "a", "type": "int"}])
+    assert refused.value.error_class == "ALL_PARTITION_COLUMNS_NOT_ALLOWED"
+    with pytest.raises(SparkRefusal) as refused:
+        formats.check_columns("csv", [{"name": "m", "type": "map<string,int>"}], [])
+    assert refused.value.params == {"format": "CSV", "columnName": "`m`", "columnType": '"MAP<STRING, INT>"'}
+    formats.check_columns("hive-text", [{"name": "m", "type": "map<string,int>"}], [])  # Hive text holds it
+    assert (
+        formats.sql_type("array<struct<a:int,b:decimal(10,2)>>") == "ARRAY<STRUCT<a: INT, b: DECIMAL(10,2)>>"
+    )
+
+
 @pytest.mark.parametrize("provider", formats.FORMATS)
 def test_every_spark_format_round_trips_through_its_descriptor(provider: str) -> None:
     table = {"StorageDescriptor": formats.storage_descriptor(provider)}
     assert formats.spark_source(table)[0] == provider
+
+
+def part_files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("part-*"))
+
+
+def test_stored_as_textfile_row_format_delimited_writes_and_reads_as_hive_does(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    t = f"glue.{ns}.txt"
+    spark.sql(
+        f"CREATE TABLE {t} (a INT, b STRING, tags ARRAY<STRING>) "
+        "ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' COLLECTION ITEMS TERMINATED BY ',' STORED AS TEXTFILE"
+    )
+    sd = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="txt")["Table"]["StorageDescriptor"]
+    assert (sd["InputFormat"], sd["OutputFormat"]) == (formats.TEXT_INPUT, formats.TEXT_OUTPUT)
+    assert sd["SerdeInfo"]["SerializationLibrary"] == formats.LAZY_SIMPLE
+    assert sd["SerdeInfo"]["Parameters"]["field.delim"] == "|"
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x|y', array('p', 'q')), (2, NULL, NULL), (3, '', array())")
+    lines = sorted(
+        line for f in part_files(warehouse / f"{ns}.db" / "txt") for line in f.read_text().splitlines()
+    )
+    assert lines == ["1|x|y|p,q", "2|\\N|\\N", "3||"]  # Hive's bytes: no quoting, \N for NULL
+    # Read as Hive reads them: the delimiter splits 'x|y', an empty string stays one.
+    assert [tuple(r) for r in spark.sql(f"SELECT a, b, tags FROM {t} ORDER BY a").collect()] == [
+        (1, "x", ["y"]),
+        (2, None, None),
+        (3, "", []),
+    ]
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t}").collect()}
+    assert described["Provider"] == "hive"
+
+
+def test_stored_as_orc_and_table_options_reach_the_writer(spark: Any, warehouse: Path, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.o (a INT) STORED AS ORC TBLPROPERTIES ('orc.compress'='ZLIB')")
+    spark.sql(f"CREATE TABLE glue.{ns}.pq (a INT) USING parquet OPTIONS (compression 'gzip')")
+    for name in ("o", "pq"):
+        spark.sql(f"INSERT INTO glue.{ns}.{name} VALUES (1)")
+        assert [tuple(r) for r in spark.table(f"glue.{ns}.{name}").collect()] == [(1,)]
+    sd = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="o")["Table"]["StorageDescriptor"]
+    assert sd["SerdeInfo"]["SerializationLibrary"] == formats.ORC_SERDE
+    assert [f.name.endswith(".zlib.orc") for f in part_files(warehouse / f"{ns}.db" / "o")] == [True]
+    assert [f.name.endswith(".gz.parquet") for f in part_files(warehouse / f"{ns}.db" / "pq")] == [True]
+
+
+def test_csv_options_reach_the_writer_and_the_reader(spark: Any, warehouse: Path, ns: str) -> None:
+    t = f"glue.{ns}.c"
+    spark.sql(f"CREATE TABLE {t} (a INT, b STRING) USING csv OPTIONS (sep ';', header 'true')")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x'), (2, 'y;z')")
+    texts = [f.read_text() for f in part_files(warehouse / f"{ns}.db" / "c")]
+    assert all(text.startswith("a;b\n") for text in texts) and '2;"y;z"' in "".join(texts)
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {t} ORDER BY a").collect()] == [(1, "x"), (2, "y;z")]
+    table = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="c")["Table"]
+    assert table["StorageDescriptor"]["SerdeInfo"]["Parameters"]["separatorChar"] == ";"
+    assert table["Parameters"]["skip.header.line.count"] == "1"
+    assert "sep" not in table["Parameters"] and "header" not in table["Parameters"]
+
+
+def test_what_no_write_could_fill_is_refused_at_create(spark: Any, warehouse: Path, ns: str) -> None:
+    with pytest.raises(Exception, match="UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE"):
+        spark.sql(f"CREATE TABLE glue.{ns}.m (m MAP<STRING, INT>) USING csv")
+    with pytest.raises(Exception, match="ALL_PARTITION_COLUMNS_NOT_ALLOWED"):
+        spark.sql(f"CREATE TABLE glue.{ns}.p (a INT) USING parquet PARTITIONED BY (a)")
+    with pytest.raises(Exception, match="STORED AS SEQUENCEFILE: Spark's file sources cannot write it"):
+        spark.sql(f"CREATE TABLE glue.{ns}.s (a INT) STORED AS SEQUENCEFILE")
+    assert Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"] == []

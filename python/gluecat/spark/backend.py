@@ -28,7 +28,7 @@ from gluecat.spark.refusals import SparkRefusal, quoted
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
 # Spark's reserved table properties, kept in Glue's own fields rather than Parameters.
-_RESERVED = {"provider", "location", "comment", "owner", "external", "is_managed_location"}
+_RESERVED = {"provider", "location", "comment", "owner", "external", "is_managed_location", "table_type"}
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
 COLUMN_ORDER = tc.COLUMN_ORDER
 
@@ -238,7 +238,7 @@ class Backend:
         unreadable: str | None = None
         try:
             fmt, options = formats.spark_source(table)
-            props["provider"] = fmt
+            props["provider"] = "hive" if fmt == formats.HIVE_TEXT else fmt  # as Spark's Hive catalog says
         except formats.Unreadable as e:
             unreadable = (
                 f"table {table['DatabaseName']}.{table['Name']} cannot be read or written by Spark: {e}"
@@ -292,18 +292,15 @@ class Backend:
         return table, replaced - timedelta(microseconds=1) if replaced is not None else None
 
     def op_create_table(self, args: dict[str, Any]) -> None:
+        """CREATE TABLE: the format (USING, or Hive's STORED AS / ROW FORMAT) as Glue and Hive record it,
+        its options as SerDe parameters; managed without LOCATION, external with it."""
         props = dict(args.get("properties", {}))
-        provider = (props.get("provider") or "parquet").lower()
-        if provider not in formats.FORMATS:
-            raise InvalidInputException(
-                f"USING {provider}: gluecat tables are one of {', '.join(formats.FORMATS)}"
-            )
+        storage = formats.table_storage(props)
+        sd = storage.descriptor
+        formats.check_columns(storage.source, args["columns"], args["partition_keys"])
         external = bool(props.get("location")) or str(props.get("external", "")).lower() == "true"
         location = props.get("location") or self.files.default_location(args["database"], args["name"])
-        sd = formats.storage_descriptor(provider)
-        serde_params = sd["SerdeInfo"]["Parameters"]
-        for key in [k for k in props if k.startswith("option.")]:
-            serde_params[key.removeprefix("option.")] = props.pop(key)
+        options = {k.removeprefix("option."): v for k, v in props.items() if k.startswith("option.")}
 
         def column(c: dict[str, Any]) -> dict[str, Any]:
             out = {"Name": c["name"], "Type": c["type"]}
@@ -311,8 +308,13 @@ class Backend:
                 out["Comment"] = c["comment"]
             return out
 
-        params = {k: v for k, v in props.items() if k not in _RESERVED}
-        params.setdefault("classification", provider)
+        # Spark passes each OPTIONS entry twice, as option.k and k; the SerDe parameters keep it once.
+        params = {
+            k: v
+            for k, v in props.items()
+            if k not in _RESERVED and not k.startswith(("option.", "hive.")) and options.get(k) != v
+        }
+        params.update(storage.parameters)
         if external:
             params["EXTERNAL"] = "TRUE"  # as Hive records an external table, besides its TableType
         names = [c["name"] for c in args["columns"]] + [c["name"] for c in args["partition_keys"]]

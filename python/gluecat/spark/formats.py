@@ -1,43 +1,51 @@
-"""Glue storage descriptors <-> Spark file sources.
+"""Glue storage descriptors <-> Spark file sources, both ways.
 
 Tables made through Spark get the Hive-compatible InputFormat, OutputFormat and SerDe of their format, as
-Glue crawlers and Athena write them, so Hive, Athena and Trino read them too. The reverse direction maps a
-crawler's or Athena's descriptor to the Spark file source and reader options that read the same bytes; a
-SerDe that Spark cannot read gives an explanation naming it instead of a wrong answer.
+Spark's built-in Hive catalog, Glue crawlers and Athena record them, so Hive, Athena and Trino read them
+too: ``USING parquet|orc|csv|json`` and Hive's DDL (``STORED AS PARQUET|ORC|TEXTFILE|JSONFILE``, ``ROW FORMAT
+DELIMITED ...``, ``ROW FORMAT SERDE ... WITH SERDEPROPERTIES``). A table's options become its SerDe
+parameters, and come back from them as the options of Spark's reader and writer. The reverse direction maps
+any descriptor (a crawler's, Athena's) to the Spark source that reads the same bytes; Hive's text SerDe
+(LazySimpleSerDe) is read and written with Hive's own SerDe ("hive-text"), as Spark's Hive catalog does. A
+format Spark cannot write is refused at CREATE, and a SerDe Spark cannot read gives an explanation naming it
+instead of a wrong answer.
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from gluecat.catalog.table_changes import Layout
+from gluecat.errors import InvalidInputException
+from gluecat.spark.refusals import SparkRefusal, quoted
 
 TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
 LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
+HIVE_JSON = "org.apache.hadoop.hive.serde2.JsonSerDe"
 JSON_SERDES = (
     "org.openx.data.jsonserde.JsonSerDe",
     "org.apache.hive.hcatalog.data.JsonSerDe",
-    "org.apache.hadoop.hive.serde2.JsonSerDe",
+    HIVE_JSON,
 )
+PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
+ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
+# The Spark source that reads and writes Hive's delimited text with Hive's LazySimpleSerDe (the shim's).
+HIVE_TEXT = "hive-text"
 
 _DESCRIPTORS: dict[str, dict[str, Any]] = {
     "parquet": {
         "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
         "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
-        "SerdeInfo": {
-            "SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
-            "Parameters": {"serialization.format": "1"},
-        },
+        "SerdeInfo": {"SerializationLibrary": PARQUET_SERDE, "Parameters": {"serialization.format": "1"}},
     },
     "orc": {
         "InputFormat": "org.apache.hadoop.hive.ql.io.orc.OrcInputFormat",
         "OutputFormat": "org.apache.hadoop.hive.ql.io.orc.OrcOutputFormat",
-        "SerdeInfo": {
-            "SerializationLibrary": "org.apache.hadoop.hive.ql.io.orc.OrcSerde",
-            "Parameters": {"serialization.format": "1"},
-        },
+        "SerdeInfo": {"SerializationLibrary": ORC_SERDE, "Parameters": {"serialization.format": "1"}},
     },
     # Spark's CSV writer quotes fields the way OpenCSVSerde reads them (Athena's choice for quoted CSV).
     "csv": {
@@ -53,9 +61,26 @@ _DESCRIPTORS: dict[str, dict[str, Any]] = {
         "OutputFormat": TEXT_OUTPUT,
         "SerdeInfo": {"SerializationLibrary": "org.apache.hive.hcatalog.data.JsonSerDe", "Parameters": {}},
     },
+    # Hive's STORED AS TEXTFILE, as Spark's Hive catalog records it.
+    HIVE_TEXT: {
+        "InputFormat": TEXT_INPUT,
+        "OutputFormat": TEXT_OUTPUT,
+        "SerdeInfo": {"SerializationLibrary": LAZY_SIMPLE, "Parameters": {}},
+    },
 }
 
-FORMATS = tuple(_DESCRIPTORS)
+FORMATS = ("parquet", "orc", "csv", "json")
+STORED_AS = {"PARQUET": "parquet", "ORC": "orc", "TEXTFILE": HIVE_TEXT, "JSONFILE": "json"}
+# Spark's CSV options and the OpenCSVSerde parameters that say the same.
+_CSV_TO_SERDE = {
+    "sep": "separatorChar",
+    "delimiter": "separatorChar",
+    "quote": "quoteChar",
+    "escape": "escapeChar",
+}
+# SerDe parameters that describe Hive's own encoding, not options of Spark's readers and writers.
+_HIVE_ONLY = {"serialization.format"}
+HEADER = "skip.header.line.count"
 
 
 def storage_descriptor(provider: str) -> dict[str, Any]:
@@ -64,58 +89,192 @@ def storage_descriptor(provider: str) -> dict[str, Any]:
     return {**sd, "SerdeInfo": {**sd["SerdeInfo"], "Parameters": dict(sd["SerdeInfo"]["Parameters"])}}
 
 
+@dataclass
+class Storage:
+    """How a new table's files are stored: its descriptor (less columns and location), the table parameters
+    the format adds, and the Spark source that will read and write it."""
+
+    descriptor: dict[str, Any]
+    parameters: dict[str, str]
+    source: str
+
+
+def table_storage(properties: dict[str, str]) -> Storage:
+    """The storage of a table Spark creates, from its properties: ``provider`` (USING) with ``option.*``, or
+    Hive's DDL as Spark passes it (``hive.stored-as``, ``hive.serde``, ``hive.input-format``, and the SerDe
+    properties and ROW FORMAT delimiters as ``option.*``). Refuses what Spark's file sources cannot write."""
+    options = {k.removeprefix("option."): v for k, v in properties.items() if k.startswith("option.")}
+    provider = (properties.get("provider") or "").lower()
+    stored_as = properties.get("hive.stored-as")
+    if provider == "hive":  # USING hive OPTIONS (fileFormat 'orc'): Hive's DDL by other words
+        stored_as = options.pop("fileFormat", None) or stored_as or "TEXTFILE"
+        provider = ""
+    hive = stored_as or properties.get("hive.serde") or properties.get("hive.input-format")
+    if hive:
+        return _hive_storage(stored_as, properties, options)
+    provider = provider or "parquet"
+    if provider not in FORMATS:
+        raise InvalidInputException(
+            f"USING {provider}: gluecat tables are USING {', '.join(FORMATS)}, or Hive's STORED AS "
+            f"{', '.join(STORED_AS)}"
+        )
+    sd = storage_descriptor(provider)
+    params: dict[str, str] = {"classification": provider}
+    if provider == "csv":
+        serde = sd["SerdeInfo"]["Parameters"]
+        for key, value in options.items():
+            if key in _CSV_TO_SERDE:
+                serde[_CSV_TO_SERDE[key]] = value
+            elif key == "header":
+                if value.lower() == "true":
+                    params[HEADER] = "1"  # Athena's and Hive's way of saying the files start with a header
+            else:
+                serde[key] = value
+    else:
+        sd["SerdeInfo"]["Parameters"].update(options)
+    return Storage(sd, params, provider)
+
+
+def _hive_storage(stored_as: str | None, properties: dict[str, str], options: dict[str, str]) -> Storage:
+    serde = properties.get("hive.serde")
+    input_format = properties.get("hive.input-format") or ""
+    name = (stored_as or "").upper()
+    if name:
+        if name not in STORED_AS:
+            raise InvalidInputException(
+                f"STORED AS {name}: Spark's file sources cannot write it; gluecat tables are STORED AS "
+                f"{', '.join(STORED_AS)}, or USING {', '.join(FORMATS)}"
+            )
+        source = STORED_AS[name]
+    elif "parquet" in input_format.lower():
+        source = "parquet"
+    elif "orc" in input_format.lower():
+        source = "orc"
+    elif input_format == TEXT_INPUT or serde:
+        source = HIVE_TEXT
+    else:
+        raise InvalidInputException(
+            f"STORED AS INPUTFORMAT '{input_format}': Spark's file sources cannot read it; gluecat tables are "
+            f"STORED AS {', '.join(STORED_AS)}"
+        )
+    sd = storage_descriptor(source)
+    if serde and source == HIVE_TEXT:
+        if serde not in (LAZY_SIMPLE, OPEN_CSV, *JSON_SERDES):
+            raise InvalidInputException(
+                f"ROW FORMAT SERDE '{serde}': Spark's file sources cannot write it; gluecat's text tables use "
+                f"{LAZY_SIMPLE}, {OPEN_CSV} or a JSON SerDe"
+            )
+        sd["SerdeInfo"]["SerializationLibrary"] = serde
+        sd["SerdeInfo"]["Parameters"] = {}
+    elif serde and serde != sd["SerdeInfo"]["SerializationLibrary"]:
+        raise InvalidInputException(f"ROW FORMAT SERDE '{serde}' cannot store a table STORED AS {name}")
+    sd["SerdeInfo"]["Parameters"].update(options)
+    lib = sd["SerdeInfo"]["SerializationLibrary"]
+    if lib == LAZY_SIMPLE and "field.delim" not in options:
+        sd["SerdeInfo"]["Parameters"].setdefault("serialization.format", "1")  # Hive's ^A
+    classification = {HIVE_TEXT: "csv"}.get(source, source)
+    if lib == OPEN_CSV:
+        classification = "csv"
+    elif lib in JSON_SERDES:
+        classification = "json"
+    return Storage(sd, {"classification": classification}, spark_source({"StorageDescriptor": sd})[0])
+
+
+_COMPLEX = ("array<", "map<", "struct<")
+
+
+def check_columns(source: str, columns: list[dict[str, Any]], partition_keys: list[dict[str, Any]]) -> None:
+    """Refuses, at CREATE, a table that no write could fill: every column a partition column, or a nested
+    column in CSV (Spark's CSV source cannot hold one), with Spark's own error classes."""
+    if partition_keys and not columns:
+        raise SparkRefusal(
+            "ALL_PARTITION_COLUMNS_NOT_ALLOWED", {}, "Cannot use all columns for partition columns"
+        )
+    if source == "csv":
+        for c in columns:
+            if c["type"].replace(" ", "").lower().startswith(_COMPLEX):
+                raise SparkRefusal(
+                    "UNSUPPORTED_DATA_TYPE_FOR_DATASOURCE",
+                    {
+                        "format": "CSV",
+                        "columnName": quoted(c["name"]),
+                        "columnType": f'"{sql_type(c["type"])}"',
+                    },
+                    f"The CSV datasource doesn't support the column {c['name']} of the type {c['type']}",
+                )
+
+
+def sql_type(hive_type: str) -> str:
+    """A type as Spark prints it in messages: ``map<string,int>`` as MAP<STRING, INT>, struct field names kept."""
+    tokens = re.findall(r"\w+(?:\([^)]*\))?|[<>,:]", hive_type)
+    out = []
+    for i, token in enumerate(tokens):
+        if token in ",:":
+            out.append(token + " ")
+        elif token in "<>" or tokens[i + 1 : i + 2] == [":"]:
+            out.append(token)
+        else:
+            out.append(token.upper())
+    return "".join(out)
+
+
 class Unreadable(Exception):
     """A table whose storage Spark's file sources cannot read; the message names the SerDe."""
 
 
-def _header(params: dict[str, str], table: dict[str, Any]) -> dict[str, str]:
-    skip = table.get("Parameters", {}).get("skip.header.line.count") or params.get("skip.header.line.count")
-    if skip in (None, "", "0"):
-        return {}
-    if skip == "1":
-        return {"header": "true"}
-    raise Unreadable(f"skip.header.line.count={skip}: Spark's CSV reader can skip one header line only")
+def _header(params: dict[str, str], table: dict[str, Any]) -> str | None:
+    skip = (table.get("Parameters") or {}).get(HEADER) or params.get(HEADER)
+    return None if skip in (None, "", "0") else skip
+
+
+def _passed(params: dict[str, str], *dropped: str) -> dict[str, str]:
+    return {k: v for k, v in params.items() if k not in _HIVE_ONLY and k not in dropped}
 
 
 def spark_source(table: dict[str, Any]) -> tuple[str, dict[str, str]]:
-    """The Spark file source and reader options that read a Glue table's files, or Unreadable."""
+    """The Spark source and reader/writer options for a Glue table's files, or Unreadable. Every SerDe
+    parameter reaches the reader and writer (under Spark's name where the two differ), so do a table's
+    ``orc.*`` and ``parquet.*`` parameters (ORC's and Parquet's own writer settings)."""
     sd = table.get("StorageDescriptor") or {}
     serde = sd.get("SerdeInfo") or {}
     lib = serde.get("SerializationLibrary") or ""
     params = dict(serde.get("Parameters") or {})
     input_format = sd.get("InputFormat") or ""
-    classification = (table.get("Parameters") or {}).get("classification", "").lower()
+    table_params = table.get("Parameters") or {}
+    classification = table_params.get("classification", "").lower()
     lowered = (lib + " " + input_format).lower()
-    if "parquet" in lowered or (not lib and classification == "parquet"):
-        return "parquet", {}
-    if "orc" in lowered or (not lib and classification == "orc"):
-        return "orc", {}
+    for fmt in ("parquet", "orc"):
+        if fmt in lowered or (not lib and classification == fmt):
+            own = {k: v for k, v in table_params.items() if k.startswith(fmt + ".")}
+            return fmt, {**own, **_passed(params)}
     if lib in JSON_SERDES or (not lib and classification == "json"):
-        return "json", {}
+        return "json", _passed(params)
     if lib == OPEN_CSV:
         options = {
             "sep": params.get("separatorChar", ","),
             "quote": params.get("quoteChar", '"'),
             "escape": params.get("escapeChar", "\\"),
+            **_passed(params, "separatorChar", "quoteChar", "escapeChar", HEADER),
         }
-        return "csv", {**options, **_header(params, table)}
+        skip = _header(params, table)
+        if skip is not None:
+            if skip != "1":
+                raise Unreadable(f"{HEADER}={skip}: Spark's CSV reader can skip one header line only")
+            options["header"] = "true"
+        return "csv", options
     if lib == LAZY_SIMPLE or (not lib and classification == "csv"):
-        sep = params.get("field.delim") or params.get("serialization.format") or "\x01"
-        if sep.isdigit() and len(sep) > 1:  # Hive also accepts the delimiter as a byte number
-            sep = chr(int(sep))
-        options = {
-            "sep": "\x01" if sep == "1" else sep,
-            "quote": "\x00",  # LazySimpleSerDe has no quoting
-            "nullValue": params.get("serialization.null.format", "\\N"),
-        }
-        if params.get("escape.delim"):
-            options["escape"] = params["escape.delim"]
-        return "csv", {**options, **_header(params, table)}
+        options = {**params, "serialization.lib": LAZY_SIMPLE}
+        skip = _header(params, table)
+        if skip is not None:
+            options[HEADER] = skip
+        return HIVE_TEXT, options
     if not lib:
         raise Unreadable(
             "the table has no SerDe (StorageDescriptor.SerdeInfo.SerializationLibrary) or classification"
         )
-    raise Unreadable(f"SerDe {lib} cannot be read by Spark's file sources (parquet, orc, csv, json)")
+    raise Unreadable(
+        f"SerDe {lib} cannot be read by Spark's file sources (parquet, orc, csv, json, Hive text)"
+    )
 
 
 def layout(table: dict[str, Any]) -> Layout:
@@ -124,4 +283,4 @@ def layout(table: dict[str, Any]) -> Layout:
         fmt, _ = spark_source(table)
     except Unreadable:
         return Layout.BY_NAME  # the stricter rules for renames; a table Spark cannot read keeps its files
-    return Layout.BY_POSITION if fmt == "csv" else Layout.BY_NAME
+    return Layout.BY_POSITION if fmt in ("csv", HIVE_TEXT) else Layout.BY_NAME

@@ -225,8 +225,9 @@ public final class GlueWrite {
                         dataSchema = dataSchema.add(f);
                     }
                 }
-                OutputWriterFactory writers = fileFormat(b.format).prepareWrite(b.spark, job, Scala.map(b.options),
-                    dataSchema);
+                OutputWriterFactory writers = HiveText.FORMAT.equals(b.format)
+                    ? HiveText.writers(b.spark, job, dataSchema, b.options, staging.toString())
+                    : fileFormat(b.format).prepareWrite(b.spark, job, Scala.map(b.options), dataSchema);
                 FileCommitProtocol committer = FileCommitProtocol.instantiate(conf.fileCommitProtocolClass(), jobId,
                     staging.toString(), false);
                 WriteJobDescription description = new WriteJobDescription(UUID.randomUUID().toString(),

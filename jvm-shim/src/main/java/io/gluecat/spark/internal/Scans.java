@@ -96,6 +96,23 @@ public final class Scans {
                             s.dataFilters());
                     }
                 };
+            case HiveText.FORMAT:
+                return new CSVScanBuilder(spark, index, schema, dataSchema, options) {
+                    @Override
+                    public Seq<Expression> pushFilters(Seq<Expression> filters) {
+                        Seq<Expression> rest = super.pushFilters(filters);
+                        index.plan(partitionFilters());
+                        return rest;
+                    }
+
+                    @Override
+                    public CSVScan build() {
+                        CSVScan s = super.build();
+                        return new HiveTextScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+                            s.readPartitionSchema(), s.options(), s.pushedFilters(), s.partitionFilters(),
+                            s.dataFilters());
+                    }
+                };
             case "json":
                 return new JsonScanBuilder(spark, index, schema, dataSchema, options) {
                     @Override
@@ -217,6 +234,36 @@ public final class Scans {
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
             return new RowCSVScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedFilters, partitionFilters, dataFilters);
+        }
+    }
+
+    /** Hive text: a CSV scan's planning (splits, pruning, filters Spark applies again) with Hive's SerDe reading. */
+    static final class HiveTextScan extends CSVScan {
+        HiveTextScan(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
+                StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
+                Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            super(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options, pushedFilters,
+                partitionFilters, dataFilters);
+        }
+
+        @Override
+        public Scan.ColumnarSupportMode columnarSupportMode() {
+            return Scan.ColumnarSupportMode.UNSUPPORTED;
+        }
+
+        @Override
+        public org.apache.spark.sql.connector.read.PartitionReaderFactory createReaderFactory() {
+            Configuration conf = sparkSession().sessionState().newHadoopConfWithOptions(Scala.map(options()));
+            return HiveText.readers(sparkSession(), conf, dataSchema(), readDataSchema(), readPartitionSchema(),
+                options().asCaseSensitiveMap());
+        }
+
+        @Override
+        public CSVScan copy(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
+                StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
+                Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
+            return new HiveTextScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
                 pushedFilters, partitionFilters, dataFilters);
         }
     }
