@@ -10,10 +10,12 @@ import java.util.Map;
 public final class Backend {
     static final ObjectMapper JSON = new ObjectMapper();
 
+    private final String catalog;
     private final String warehouse;
     private final org.apache.spark.sql.util.CaseInsensitiveStringMap options;
 
-    Backend(String warehouse, org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
+    Backend(String catalog, String warehouse, org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
+        this.catalog = catalog;
         this.warehouse = warehouse;
         this.options = options;
     }
@@ -32,7 +34,7 @@ public final class Backend {
 
     /** The answer's "ok" part; a gluecat error arrives as {@link GlueError} carrying the Glue error code. */
     public JsonNode call(String op, ObjectNode arguments) {
-        String answer = Registry.lookup(warehouse, options).call(op, arguments.toString());
+        String answer = Registry.lookup(catalog, warehouse, options).call(op, arguments.toString());
         JsonNode node;
         try {
             node = JSON.readTree(answer);

@@ -46,7 +46,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         if (warehouse == null) {
             throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse is required");
         }
-        this.backend = new Backend(warehouse, options);
+        this.backend = new Backend(name, warehouse, options);
     }
 
     @Override

@@ -21,18 +21,19 @@ public final class Registry {
     }
 
     public static PythonCatalog lookup(String warehouse) {
-        return lookup(warehouse, null);
+        return lookup("glue", warehouse, null);
     }
 
-    /** The backend for the warehouse, starting the Python bridge (once per JVM and warehouse) when there is none. */
-    public static PythonCatalog lookup(String warehouse, Map<String, String> options) {
+    /** The backend for the warehouse, starting the Python bridge (once per JVM and warehouse) when there is none;
+     * {@code catalog} is the Spark catalog's name, for the bridge's messages. */
+    public static PythonCatalog lookup(String catalog, String warehouse, Map<String, String> options) {
         PythonCatalog backend = BACKENDS.get(warehouse);
         if (backend != null) {
             return backend;
         }
         synchronized (Registry.class) {
             if (!BACKENDS.containsKey(warehouse)) {
-                Bridge.start(warehouse, options);
+                Bridge.start(catalog, warehouse, options);
             }
         }
         return BACKENDS.get(warehouse);
