@@ -7,7 +7,7 @@ import sys
 import zipfile
 from pathlib import Path
 
-from gluecat.spark import CATALOG_CLASS, jar_path
+from gluecat.spark import CATALOG_CLASS, EXTENSIONS_CLASS, jar_path
 
 
 def test_jar_holds_the_catalog_plugin() -> None:
@@ -25,5 +25,6 @@ def test_spark_conf_prints_the_catalog_settings(tmp_path: Path) -> None:
     ).stdout
     settings = dict(line.split(" ", 1) for line in out.splitlines())
     assert settings["spark.sql.catalog.glue"] == CATALOG_CLASS
+    assert settings["spark.sql.extensions"] == EXTENSIONS_CLASS
     assert settings["spark.sql.catalog.glue.warehouse"] == str(tmp_path)
     assert Path(settings["spark.jars"]) == jar_path()

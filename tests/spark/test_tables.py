@@ -187,3 +187,40 @@ def test_set_location_and_show_table_extended_partition(
         spark.sql(f"SHOW TABLE EXTENDED IN glue.{ns} LIKE 'moved' PARTITION (p='a')").collect()[0].information
     )
     assert f"{tmp_path}/new-home/p=a" in info
+
+
+def test_create_table_like_copies_columns_partitioning_and_storage(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.src (a INT, b STRING, p STRING) USING csv OPTIONS (sep ';') "
+        "PARTITIONED BY (p) TBLPROPERTIES ('team'='bi')"
+    )
+    spark.sql(f"CREATE TABLE glue.{ns}.same LIKE glue.{ns}.src")
+    spark.sql(f"CREATE TABLE glue.{ns}.other LIKE glue.{ns}.src USING parquet LOCATION '{tmp_path}/other'")
+    cat = Catalog(str(warehouse))
+    src, same, other = (cat.get_table(DatabaseName=ns, Name=n)["Table"] for n in ("src", "same", "other"))
+    assert same["StorageDescriptor"]["SerdeInfo"] == src["StorageDescriptor"]["SerdeInfo"]
+    assert same["StorageDescriptor"]["Columns"] == src["StorageDescriptor"]["Columns"]
+    assert same["PartitionKeys"] == src["PartitionKeys"] == other["PartitionKeys"]
+    assert same["TableType"] == "MANAGED_TABLE" and "team" not in same["Parameters"]
+    assert same["StorageDescriptor"]["Location"] == f"{warehouse}/{ns}.db/same"
+    assert other["StorageDescriptor"]["SerdeInfo"]["SerializationLibrary"].endswith("ParquetHiveSerDe")
+    assert other["TableType"] == "EXTERNAL_TABLE"
+    spark.sql(f"INSERT INTO glue.{ns}.same VALUES (1, 'x', 'k')")
+    assert [tuple(r) for r in spark.table(f"glue.{ns}.same").collect()] == [(1, "x", "k")]
+
+
+def test_catalog_create_table_infers_the_schema_and_partitions_from_the_files(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    spark.range(4).selectExpr("id", "CAST(id % 2 AS INT) AS p").write.partitionBy("p").parquet(
+        f"{tmp_path}/data"
+    )
+    df = spark.catalog.createTable(f"glue.{ns}.found", path=f"{tmp_path}/data", source="parquet")
+    assert [(f.name, f.dataType.simpleString()) for f in df.schema.fields] == [("id", "bigint"), ("p", "int")]
+    assert sorted(tuple(r) for r in df.collect()) == [(0, 0), (1, 1), (2, 0), (3, 1)]
+    table = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="found")["Table"]
+    assert table["PartitionKeys"] == [{"Name": "p", "Type": "int"}]
+    assert table["TableType"] == "EXTERNAL_TABLE"
+    assert len(Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="found")["Partitions"]) == 2

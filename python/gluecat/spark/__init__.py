@@ -8,6 +8,9 @@ from pathlib import Path
 from typing import Any
 
 CATALOG_CLASS = "io.gluecat.spark.GlueCatalog"
+# Brings MSCK REPAIR TABLE, ANALYZE TABLE, partial DROP PARTITION specs and PARTITION ... SET LOCATION to gluecat
+# tables (Spark refuses them for v2 tables), and reports partitions in errors by their values as written.
+EXTENSIONS_CLASS = "io.gluecat.spark.GlueExtensions"
 
 
 def jar_path() -> Path:
@@ -28,6 +31,7 @@ def spark_conf(warehouse: str, name: str = "glue", python: str | None = None) ->
     """
     return {
         "spark.jars": str(jar_path()),
+        "spark.sql.extensions": EXTENSIONS_CLASS,
         f"spark.sql.catalog.{name}": CATALOG_CLASS,
         f"spark.sql.catalog.{name}.warehouse": warehouse,
         f"spark.sql.catalog.{name}.python": python or sys.executable,

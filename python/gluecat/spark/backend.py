@@ -18,19 +18,30 @@ from gluecat.api import shapes
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.catalog import table_changes as tc
-from gluecat.errors import GlueError, InvalidInputException
+from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
-from gluecat.spark import formats
-from gluecat.spark.data_files import DataFiles, is_external
+from gluecat.spark import formats, maintenance, statistics, views
+from gluecat.spark.data_files import DataFiles, data_files, filesystem, is_external
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
 # Spark's reserved table properties, kept in Glue's own fields rather than Parameters.
-_RESERVED = {"provider", "location", "comment", "owner", "external", "is_managed_location", "table_type"}
+_RESERVED = {
+    "provider",
+    "location",
+    "comment",
+    "owner",
+    "external",
+    "is_managed_location",
+    "table_type",
+    "path",
+}
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
 COLUMN_ORDER = tc.COLUMN_ORDER
+# Table parameters that describe the files' format, which CREATE TABLE ... LIKE keeps.
+_FORMAT_PARAMETERS = {"classification", formats.HEADER}
 
 
 def _as_of(args: dict[str, Any]) -> datetime | None:
@@ -59,6 +70,11 @@ def _pushable(spark_filter: dict[str, Any]) -> bool:
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
     """The TableInput that recreates a table as GetTable returned it."""
     return {k: table[k] for k in shapes.table_input_fields() if k in table}
+
+
+def _file_infos(folder: str) -> list[Any]:
+    fs, _ = filesystem(folder)
+    return [fs.get_file_info(path) for path in data_files(folder)]
 
 
 def _change(change: dict[str, Any]) -> tc.TableChange:
@@ -184,15 +200,18 @@ class Backend:
 
     # -- tables --------------------------------------------------------------------------------------
 
-    def op_list_tables(self, args: dict[str, Any]) -> list[str]:
-        return [t["Name"] for t in every(self.catalog.get_tables, "TableList", DatabaseName=args["name"])]
+    def op_list_tables(self, args: dict[str, Any]) -> list[list[str]]:
+        """Every table and view of the database with its kind: MANAGED, EXTERNAL or VIEW."""
+        return views.kinds(self.catalog, args["name"])
 
     def _table(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The Glue table, as of ``args["as_of"]`` when given."""
+        """The Glue table, as of ``args["as_of"]`` when given; a view is not one (Spark loads it as a view)."""
         got = self.catalog.get_table(
             DatabaseName=args["database"], Name=args["name"], QueryAsOfTime=_as_of(args)
         )
         table: dict[str, Any] = got["Table"]
+        if views.is_view(table):
+            raise EntityNotFoundException(f"{args['database']}.{args['name']} is a view, not a table")
         return table
 
     def _location(self, table: dict[str, Any]) -> str:
@@ -223,6 +242,10 @@ class Backend:
                     args["identities_since"],
                     args.get("identities_applied", []),
                 )
+            if args.get("or_view"):
+                found = self.catalog.get_table(DatabaseName=args["database"], Name=args["name"])["Table"]
+                if views.is_view(found):
+                    return {"view": views.view_of(found)}
             table, as_of = self._table(args), _as_of(args)
         sd = table.get("StorageDescriptor") or {}
 
@@ -256,7 +279,13 @@ class Backend:
         if is_external(table):
             props["external"] = "true"  # what Spark's DESCRIBE and Catalog.getTable read as EXTERNAL
         order = props.pop(COLUMN_ORDER, None)
+        stats = (
+            statistics.for_spark(self.catalog, table)
+            if args.get("version") is None and as_of is None
+            else None
+        )
         return {
+            "statistics": stats,
             "as_of": as_of.isoformat() if as_of is not None else None,
             "columns": columns(sd.get("Columns", [])),
             "partition_keys": columns(table.get("PartitionKeys", [])),
@@ -340,6 +369,59 @@ class Backend:
             self.files.check_new_managed_folder(args["database"], args["name"], location)
         self.catalog.create_table(DatabaseName=args["database"], TableInput=table)
 
+    def op_create_table_like(self, args: dict[str, Any]) -> None:
+        """CREATE TABLE ... LIKE a gluecat table: its columns, partition keys and storage (formats, SerDe and
+        its parameters, the format's table parameters) copied; the statement's USING replaces the storage,
+        LOCATION makes it external, TBLPROPERTIES are its only other parameters (as in Spark)."""
+        source = self._table({"database": args["source_database"], "name": args["source_name"]})
+        props = dict(args.get("properties", {}))
+        sd_source = source.get("StorageDescriptor") or {}
+        keys = [
+            {"name": k["Name"], "type": k.get("Type", "string")} for k in source.get("PartitionKeys") or []
+        ]
+        columns = [
+            {"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")}
+            for c in sd_source.get("Columns", [])
+        ]
+        order = (source.get("Parameters") or {}).get(COLUMN_ORDER)
+        if props.get("provider") or any(k.startswith("hive.") for k in props):
+            self.op_create_table(
+                {
+                    **args,
+                    "columns": columns,
+                    "partition_keys": keys,
+                    "order": json.loads(order) if order else None,
+                }
+            )
+            return
+        inherited = {k: v for k, v in (source.get("Parameters") or {}).items() if k in _FORMAT_PARAMETERS}
+        external = bool(props.get("location")) or str(props.get("external", "")).lower() == "true"
+        location = props.get("location") or self.files.default_location(args["database"], args["name"])
+        params = {
+            k: v for k, v in props.items() if k not in _RESERVED and not k.startswith(("option.", "hive."))
+        }
+        params = {**inherited, **params}
+        if order:
+            params[COLUMN_ORDER] = order
+        if external:
+            params["EXTERNAL"] = "TRUE"
+        sd = {
+            k: v for k, v in sd_source.items() if k in ("InputFormat", "OutputFormat", "SerdeInfo", "Columns")
+        }
+        table: dict[str, Any] = {
+            "Name": args["name"],
+            "StorageDescriptor": {**sd, "Location": location},
+            "PartitionKeys": source.get("PartitionKeys") or [],
+            "TableType": "EXTERNAL_TABLE" if external else "MANAGED_TABLE",
+            "Parameters": params,
+        }
+        if props.get("owner"):
+            table["Owner"] = props["owner"]
+        if not external:
+            self.catalog.get_database(Name=args["database"])
+            self.files.check_new_managed_folder(args["database"], args["name"], location)
+        self.catalog.create_table(DatabaseName=args["database"], TableInput=table)
+
     def op_alter_table(self, args: dict[str, Any]) -> None:
         """ALTER TABLE's changes, decoded into typed changes and applied to the table as one UpdateTable."""
         table = self._table(args)
@@ -400,6 +482,24 @@ class Backend:
         removal = self.files.plan_drop_table(table)
         self.catalog.delete_table(DatabaseName=args["database"], Name=args["name"])
         self.files.remove(removal)  # only after the table is gone, so no reader sees half its data
+
+    # -- views ---------------------------------------------------------------------------------------
+
+    def op_get_view(self, args: dict[str, Any]) -> dict[str, Any]:
+        return views.get_view(self.catalog, args["database"], args["name"])
+
+    def op_create_view(self, args: dict[str, Any]) -> None:
+        views.create_view(
+            self.catalog, args["database"], args["name"], args["view"], bool(args.get("replace"))
+        )
+
+    def op_drop_view(self, args: dict[str, Any]) -> bool:
+        return views.drop_view(self.catalog, args["database"], args["name"])
+
+    def op_rename_view(self, args: dict[str, Any]) -> None:
+        views.rename_view(
+            self.catalog, args["database"], args["name"], args["new_database"], args["new_name"]
+        )
 
     # -- partitions ----------------------------------------------------------------------------------
 
@@ -578,6 +678,54 @@ class Backend:
 
     def op_partition_indexes(self, args: dict[str, Any]) -> list[dict[str, Any]]:
         return self._index_rows(*self._qualified(args["table"]))
+
+    def _named(self, args: dict[str, Any]) -> dict[str, Any]:
+        database, name = self._qualified(args["table"])
+        table: dict[str, Any] = self.catalog.get_table(DatabaseName=database, Name=name)["Table"]
+        return table
+
+    def op_repair_table(self, args: dict[str, Any]) -> list[dict[str, str]]:
+        """MSCK REPAIR TABLE / RECOVER PARTITIONS: partitions found in the folders registered, and (drop) the
+        registered ones whose folder is gone dropped; what it did, one row per partition."""
+        return maintenance.repair_table(
+            self.catalog, self.files, self._named(args), bool(args.get("add", True)), bool(args.get("drop"))
+        )
+
+    def op_set_partition_location(self, args: dict[str, Any]) -> list[dict[str, str]]:
+        table = self._named(args)
+        values = maintenance.partition_values(table, args["partition"])
+        return maintenance.set_partition_location(self.catalog, table, values, args["location"])
+
+    def op_rename_partition(self, args: dict[str, Any]) -> dict[str, int]:
+        version = maintenance.rename_partition(
+            self.catalog, self.files, self._table(args), args["values"], args["new_values"]
+        )
+        return {"version": version}
+
+    def op_analyze_table(self, args: dict[str, Any]) -> list[dict[str, str]]:
+        """ANALYZE TABLE: the table's size and file count (from its folders), the row count and column
+        statistics Spark computed (``num_rows``, ``column_stats``; absent with NOSCAN), stored in Glue."""
+        table = self._named(args)
+        folders = [f for _, f in self.files.partition_folders(table)] if table.get("PartitionKeys") else []
+        if not table.get("PartitionKeys"):
+            folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
+        sizes = [info.size for f in folders if f for info in _file_infos(f)]
+        rows = args.get("num_rows")
+        new = table_input(table)
+        new["Parameters"] = statistics.table_parameters(
+            new.get("Parameters") or {}, sum(sizes), len(sizes), rows
+        )
+        self.catalog.update_table(DatabaseName=table["DatabaseName"], TableInput=new, SkipArchive=True)
+        out = [
+            {"statistic": statistics.SIZE, "value": str(sum(sizes))},
+            {"statistic": statistics.FILES, "value": str(len(sizes))},
+        ]
+        if rows is not None:
+            out.append({"statistic": statistics.ROWS, "value": str(rows)})
+        stored, skipped = statistics.store(self.catalog, table, args.get("column_stats") or {})
+        out += [{"statistic": "column statistics", "value": c} for c in stored]
+        out += [{"statistic": "no column statistics", "value": why} for why in skipped]
+        return out
 
     class Java:
         implements = ["io.gluecat.spark.PythonCatalog"]  # noqa: RUF012 (Py4J reads this class attribute)

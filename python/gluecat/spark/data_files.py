@@ -160,10 +160,12 @@ class Claims:
 
 @dataclass
 class Removal:
-    """What a drop deletes once its catalog commit is done: whole folders, and why others stay."""
+    """What a drop deletes once its catalog commit is done: whole folders, and why others stay; partition
+    folders' emptied parents go too, up to ``within`` (the table's folder), as Hive removes them."""
 
     trees: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)
+    within: str | None = None
 
 
 class DataFiles:
@@ -303,6 +305,7 @@ class DataFiles:
             claims = self.claims(table=table, leaving=values)
             for _, f in inside:
                 self._plan_tree(f, claims, removal)
+        removal.within = folder
         return removal
 
     def _plan_tree(self, folder: str, claims: Claims, removal: Removal) -> None:
@@ -316,6 +319,17 @@ class DataFiles:
         """Deletes what a plan said; called after the catalog commit, so no reader sees half a table."""
         for folder in removal.trees:
             _delete_tree(folder)
+        if removal.within is not None:
+            stop = folder_key(removal.within)
+            for folder in removal.trees:
+                parent = folder.rstrip("/").rsplit("/", 1)[0]
+                while _inside(folder_key(parent), stop) and folder_key(parent) != stop:
+                    fs, path = filesystem(parent)
+                    infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+                    if infos or fs.get_file_info(path).type != pafs.FileType.Directory:
+                        break
+                    fs.delete_dir(path)
+                    parent = parent.rsplit("/", 1)[0]
 
     def remove_empty_database_folder(self, database: str, folder: str) -> None:
         """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""

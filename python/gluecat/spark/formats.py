@@ -103,7 +103,12 @@ def table_storage(properties: dict[str, str]) -> Storage:
     """The storage of a table Spark creates, from its properties: ``provider`` (USING) with ``option.*``, or
     Hive's DDL as Spark passes it (``hive.stored-as``, ``hive.serde``, ``hive.input-format``, and the SerDe
     properties and ROW FORMAT delimiters as ``option.*``). Refuses what Spark's file sources cannot write."""
-    options = {k.removeprefix("option."): v for k, v in properties.items() if k.startswith("option.")}
+    # The path option repeats LOCATION (DataFrameWriter.save(path), Catalog.createTable(path=...)).
+    options = {
+        k.removeprefix("option."): v
+        for k, v in properties.items()
+        if k.startswith("option.") and k != "option.path"
+    }
     provider = (properties.get("provider") or "").lower()
     stored_as = properties.get("hive.stored-as")
     if provider == "hive":  # USING hive OPTIONS (fileFormat 'orc'): Hive's DDL by other words

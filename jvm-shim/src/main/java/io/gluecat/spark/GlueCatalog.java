@@ -21,6 +21,12 @@ import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.catalog.TableSummary;
+import org.apache.spark.sql.connector.catalog.View;
+import org.apache.spark.sql.connector.catalog.RelationCatalog;
+import org.apache.spark.sql.connector.catalog.Relation;
+import org.apache.spark.sql.catalyst.analysis.NoSuchViewException;
+import org.apache.spark.sql.catalyst.analysis.ViewAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.expressions.IdentityTransform;
 import org.apache.spark.sql.connector.expressions.Transform;
@@ -34,7 +40,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI.
  * Glue's errors become Spark's own exceptions here; any other gluecat error keeps its Glue code and message.
  */
-public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureCatalog {
+public class GlueCatalog implements RelationCatalog, SupportsNamespaces, ProcedureCatalog {
     private String name;
     private Backend backend;
 
@@ -164,14 +170,162 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
 
     // -- tables -------------------------------------------------------------------------------------
 
-    @Override
-    public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
-        JsonNode names = inNamespace("list_tables", Backend.args().put("name", database(namespace)), namespace);
-        Identifier[] out = new Identifier[names.size()];
-        for (int i = 0; i < names.size(); i++) {
-            out[i] = Identifier.of(namespace, names.get(i).asText());
+    /** The namespace's tables and views, each with its kind: MANAGED, EXTERNAL or VIEW. */
+    private List<TableSummary> summaries(String[] namespace) throws NoSuchNamespaceException {
+        JsonNode listed = inNamespace("list_tables", Backend.args().put("name", database(namespace)), namespace);
+        List<TableSummary> out = new ArrayList<>();
+        for (JsonNode t : listed) {
+            out.add(TableSummary.of(Identifier.of(namespace, t.get(0).asText()), t.get(1).asText()));
         }
         return out;
+    }
+
+    /** Tables only: the views are listViews' (TableCatalog's contract for a catalog that has views). */
+    @Override
+    public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+        return summaries(namespace).stream().filter(t -> !t.tableType().equals(TableSummary.VIEW_TABLE_TYPE))
+            .map(TableSummary::identifier).toArray(Identifier[]::new);
+    }
+
+    @Override
+    public TableSummary[] listTableSummaries(String[] namespace) throws NoSuchNamespaceException {
+        return summaries(namespace).stream().filter(t -> !t.tableType().equals(TableSummary.VIEW_TABLE_TYPE))
+            .toArray(TableSummary[]::new);
+    }
+
+    // -- views --------------------------------------------------------------------------------------
+
+    @Override
+    public Identifier[] listViews(String[] namespace) throws NoSuchNamespaceException {
+        return summaries(namespace).stream().filter(t -> t.tableType().equals(TableSummary.VIEW_TABLE_TYPE))
+            .map(TableSummary::identifier).toArray(Identifier[]::new);
+    }
+
+    @Override
+    public View loadView(Identifier ident) throws NoSuchViewException {
+        if (ident.namespace().length != 1) {
+            throw new NoSuchViewException(ident);
+        }
+        try {
+            return view(ident, backend.call("get_view", Backend.table(ident.namespace()[0], ident.name())));
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchViewException(ident);
+            }
+            throw e.toSpark();
+        }
+    }
+
+    private static View view(Identifier ident, JsonNode v) {
+        List<String> namespace = new ArrayList<>();
+        v.get("current_namespace").forEach(n -> namespace.add(n.asText()));
+        List<String> columns = new ArrayList<>();
+        v.get("query_column_names").forEach(n -> columns.add(n.asText()));
+        Map<String, String> configs = TableInfo.strings(v.get("sql_configs"));
+        View.Builder builder = new View.Builder()
+            .withQueryText(v.get("query").asText())
+            .withCurrentCatalog(v.get("current_catalog").isNull() ? null : v.get("current_catalog").asText())
+            .withCurrentNamespace(namespace.toArray(new String[0]))
+            .withSqlConfigs(configs)
+            .withQueryColumnNames(columns.toArray(new String[0]));
+        if (!v.get("schema_mode").isNull()) {
+            builder = builder.withSchemaMode(v.get("schema_mode").asText());
+        }
+        builder.withSchema(TableInfo.schema(v.get("columns"), ident)).withProperties(TableInfo.strings(v.get("properties")));
+        return builder.build();
+    }
+
+    private void putView(Identifier ident, View view, boolean replace) {
+        ObjectNode args = Backend.table(database(ident), ident.name()).put("replace", replace);
+        ObjectNode v = args.putObject("view");
+        v.put("query", view.queryText());
+        v.put("current_catalog", view.currentCatalog());
+        ArrayNode ns = v.putArray("current_namespace");
+        for (String part : view.currentNamespace() == null ? new String[0] : view.currentNamespace()) {
+            ns.add(part);
+        }
+        v.set("sql_configs", Backend.JSON.valueToTree(view.sqlConfigs() == null ? Map.of() : view.sqlConfigs()));
+        v.put("schema_mode", view.schemaMode());
+        ArrayNode out = v.putArray("query_column_names");
+        for (String c : view.queryColumnNames() == null ? new String[0] : view.queryColumnNames()) {
+            out.add(c);
+        }
+        ArrayNode cols = v.putArray("columns");
+        for (StructField f : view.schema().fields()) {
+            cols.add(column(f));
+        }
+        v.set("properties", Backend.JSON.valueToTree(view.properties() == null ? Map.of() : view.properties()));
+        backend.call("create_view", args);
+    }
+
+    private static String database(Identifier ident) {
+        if (ident.namespace().length != 1) {
+            throw new IllegalArgumentException("gluecat: " + ident + " is not db.name");
+        }
+        return ident.namespace()[0];
+    }
+
+    @Override
+    public View createView(Identifier ident, View view) throws ViewAlreadyExistsException, NoSuchNamespaceException {
+        try {
+            putView(ident, view, false);
+        } catch (Backend.GlueError e) {
+            if (e.is("AlreadyExistsException")) {
+                throw new ViewAlreadyExistsException(ident);
+            }
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchNamespaceException(ident.namespace());
+            }
+            throw e.toSpark();
+        }
+        return view;
+    }
+
+    @Override
+    public View replaceView(Identifier ident, View view) throws NoSuchViewException {
+        try {
+            putView(ident, view, true);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchViewException(ident);
+            }
+            throw e.toSpark();
+        }
+        return view;
+    }
+
+    @Override
+    public boolean dropView(Identifier ident) {
+        if (ident.namespace().length != 1) {
+            return false;
+        }
+        try {
+            return backend.call("drop_view", Backend.table(ident.namespace()[0], ident.name())).asBoolean();
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                return false;
+            }
+            throw e.toSpark();
+        }
+    }
+
+    @Override
+    public void renameView(Identifier oldIdent, Identifier newIdent)
+            throws NoSuchViewException, ViewAlreadyExistsException {
+        ObjectNode args = Backend.table(database(oldIdent), oldIdent.name());
+        args.put("new_database", newIdent.namespace().length == 0 ? database(oldIdent) : database(newIdent))
+            .put("new_name", newIdent.name());
+        try {
+            backend.call("rename_view", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("EntityNotFoundException")) {
+                throw new NoSuchViewException(oldIdent);
+            }
+            if (e.is("AlreadyExistsException")) {
+                throw new ViewAlreadyExistsException(newIdent);
+            }
+            throw e.toSpark();
+        }
     }
 
     @Override
@@ -193,11 +347,24 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         return load(ident, null, at.toString());
     }
 
+    /** A table or a view, in one call: how Spark resolves a name in a catalog that has both. */
+    @Override
+    public Relation loadRelation(Identifier ident) throws NoSuchTableException {
+        return load(ident, null, null, true);
+    }
+
     private Table load(Identifier ident, String version, String asOf) throws NoSuchTableException {
+        return (Table) load(ident, version, asOf, false);
+    }
+
+    private Relation load(Identifier ident, String version, String asOf, boolean orView) throws NoSuchTableException {
         if (ident.namespace().length != 1) {
             throw new NoSuchTableException(ident);
         }
         ObjectNode args = Backend.table(ident.namespace()[0], ident.name());
+        if (orView) {
+            args.put("or_view", true);
+        }
         if (version != null) {
             args.put("version", version);
         }
@@ -207,6 +374,9 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
         Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.warehouse(), args) : null;
         try {
             JsonNode t = backend.call("get_table", args);
+            if (t.has("view")) {
+                return view(ident, t.get("view"));
+            }
             return new GlueTable(this, backend, new TableInfo(ident, t), asked == null ? null : asked.answer(t));
         } catch (Backend.GlueError e) {
             if (e.is("EntityNotFoundException")) {
@@ -271,6 +441,9 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
     @Override
     public Table createTable(Identifier ident, Column[] columns, Transform[] partitions, Map<String, String> properties)
             throws TableAlreadyExistsException, NoSuchNamespaceException {
+        if (columns.length == 0 && partitions.length == 0 && properties.get("location") != null) {
+            return createInferred(ident, properties);
+        }
         StructType schema = new StructType();
         for (Column c : columns) {
             StructField f = new StructField(c.name(), c.dataType(), c.nullable(),
@@ -278,6 +451,77 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
             schema = schema.add(c.comment() == null ? f : f.withComment(c.comment()));
         }
         return createTable(ident, schema, partitions, properties);
+    }
+
+    /**
+     * {@code spark.catalog.createTable(name, path=..., source=...)} with no schema: the schema and partition columns
+     * are inferred from the files as Spark infers them (its file source's schema inference and partition discovery),
+     * and the partitions found in the folders are registered, as Spark's own catalog does for such a table.
+     */
+    private Table createInferred(Identifier ident, Map<String, String> properties)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        org.apache.spark.sql.SparkSession spark = org.apache.spark.sql.SparkSession.active();
+        String provider = properties.getOrDefault("provider", spark.conf().get("spark.sql.sources.default"));
+        Map<String, String> options = new HashMap<>();
+        properties.forEach((k, v) -> {
+            if (k.startsWith("option.") && !k.equals("option.path")) {
+                options.put(k.substring("option.".length()), v);
+            }
+        });
+        org.apache.spark.sql.Dataset<org.apache.spark.sql.Row> files =
+            spark.read().format(provider).options(options).load(properties.get("location"));
+        List<Transform> partitioning = new ArrayList<>();
+        if (files.queryExecution().analyzed()
+                instanceof org.apache.spark.sql.execution.datasources.LogicalRelation relation
+                && relation.relation() instanceof org.apache.spark.sql.execution.datasources.HadoopFsRelation fs) {
+            for (String column : fs.partitionSchema().fieldNames()) {
+                partitioning.add(org.apache.spark.sql.connector.expressions.Expressions.identity(column));
+            }
+        }
+        Table table = createTable(ident, files.schema(), partitioning.toArray(new Transform[0]), properties);
+        if (!partitioning.isEmpty()) {
+            ObjectNode args = Backend.args().put("table", ident.namespace()[0] + "." + ident.name())
+                .put("add", true).put("drop", false);
+            backend.call("repair_table", args);
+        }
+        return table;
+    }
+
+    /** CREATE TABLE ... LIKE: a gluecat source's Glue descriptor (format, SerDe and its parameters, columns and
+     * partition keys) copied by the backend; another catalog's table by its schema, partitioning and provider.
+     * USING, LOCATION and TBLPROPERTIES of the statement apply on top, as in Spark. */
+    @Override
+    public Table createTableLike(Identifier ident, org.apache.spark.sql.connector.catalog.TableInfo info, Table source)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
+        if (source instanceof GlueTable g) {
+            ObjectNode args = Backend.table(database(ident.namespace()), ident.name());
+            args.put("source_database", g.info().ident.namespace()[0]).put("source_name", g.info().ident.name());
+            args.set("properties", Backend.JSON.valueToTree(info.properties()));
+            try {
+                backend.call("create_table_like", args);
+            } catch (Backend.GlueError e) {
+                if (e.is("AlreadyExistsException")) {
+                    throw new TableAlreadyExistsException(ident.toString());
+                }
+                if (e.is("EntityNotFoundException")) {
+                    throw new NoSuchNamespaceException(ident.namespace());
+                }
+                throw e.toSpark("identifier", quoted(ident));
+            }
+            try {
+                return loadTable(ident);
+            } catch (NoSuchTableException e) {
+                throw new IllegalStateException("gluecat: table " + ident + " vanished right after it was created", e);
+            }
+        }
+        Map<String, String> props = new HashMap<>();
+        source.properties().forEach((k, v) -> {
+            if (k.equals("provider") || k.startsWith("option.")) {
+                props.put(k, v);
+            }
+        });
+        props.putAll(info.properties());
+        return createTable(ident, source.columns(), source.partitioning(), props);
     }
 
     private static ObjectNode column(StructField f) {
@@ -404,7 +648,7 @@ public class GlueCatalog implements TableCatalog, SupportsNamespaces, ProcedureC
 
     @Override
     public UnboundProcedure loadProcedure(Identifier ident) {
-        UnboundProcedure p = Procedures.load(backend, ident);
+        UnboundProcedure p = Procedures.load(this, backend, ident);
         if (p == null) {
             throw new IllegalArgumentException("gluecat: no procedure " + name + "." + ident + "; the procedures are "
                 + String.join(", ", Procedures.NAMES));

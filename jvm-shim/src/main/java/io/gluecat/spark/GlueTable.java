@@ -41,12 +41,96 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     /** The partitions' values as of the table's load (if it checked this JVM's copy) or else of its first
      * existence check; dropped at its own commits. */
     private Set<String> identities;
+    private final Checks checks;
+
+    /** Who reports a statement's missing or existing partitions: Spark (its own checks print a date partition as
+     * days since the epoch), or this table, for ADD without IF NOT EXISTS and DROP without IF EXISTS (the session
+     * extension hands those a table that checks itself and prints the values as written). */
+    enum Checks { SPARK, ADD, DROP }
 
     GlueTable(GlueCatalog catalog, Backend backend, TableInfo info, Set<String> identities) {
+        this(catalog, backend, info, identities, Checks.SPARK);
+    }
+
+    private GlueTable(GlueCatalog catalog, Backend backend, TableInfo info, Set<String> identities, Checks checks) {
         this.catalog = catalog;
         this.backend = backend;
         this.info = info;
         this.identities = identities;
+        this.checks = checks;
+    }
+
+    Checks checks() {
+        return checks;
+    }
+
+    GlueTable checking(Checks checks) {
+        return new GlueTable(catalog, backend, info, identities, checks);
+    }
+
+    /** Partitions as Spark's PARTITIONS_ALREADY_EXIST / PARTITIONS_NOT_FOUND list them, values as written. */
+    static String partitionList(List<Map<String, String>> specs) {
+        List<String> out = new ArrayList<>();
+        for (Map<String, String> spec : specs) {
+            List<String> pairs = new ArrayList<>();
+            spec.forEach((k, v) -> pairs.add("`" + k.replace("`", "``") + "` = " + v));
+            out.add("PARTITION (" + String.join(", ", pairs) + ")");
+        }
+        return String.join(", ", out);
+    }
+
+    private List<Map<String, String>> specs(List<List<String>> values) {
+        List<Map<String, String>> out = new ArrayList<>();
+        for (List<String> v : values) {
+            Map<String, String> spec = new java.util.LinkedHashMap<>();
+            for (int i = 0; i < v.size(); i++) {
+                spec.put(info.partitionSchema.fields()[i].name(), v.get(i));
+            }
+            out.add(spec);
+        }
+        return out;
+    }
+
+    private RuntimeException partitionsError(String errorClass, List<List<String>> values) {
+        Map<String, String> params = Map.of("partitionList", partitionList(specs(values)),
+            "tableName", catalog.quoted(info.ident));
+        org.apache.spark.sql.AnalysisException e = errorClass.equals("PARTITIONS_ALREADY_EXIST")
+            ? new PartitionsAlreadyExistException(errorClass, io.gluecat.spark.internal.Scala.map(params))
+            : new org.apache.spark.sql.catalyst.analysis.NoSuchPartitionsException(errorClass,
+                io.gluecat.spark.internal.Scala.map(params));
+        return Backend.<RuntimeException>unchecked(e);
+    }
+
+    private boolean exists(List<String> values) {
+        if (identities == null) {
+            identities = Identities.current(backend, backend.warehouse(), args());
+        }
+        return identities.contains(Identities.key(values));
+    }
+
+    /** The full specs (values as Glue keeps them) of the partitions matching a spec of some partition columns. */
+    List<Map<String, String>> matching(Map<String, String> partial) {
+        List<Filter> filters = new ArrayList<>();
+        Map<Integer, String> wanted = new java.util.HashMap<>();
+        for (Map.Entry<String, String> e : partial.entrySet()) {
+            int i = info.partitionSchema.fieldIndex(info.partitionSchema.apply(e.getKey()).name());
+            StructType one = new StructType(new StructField[] {info.partitionSchema.fields()[i]});
+            String value = e.getValue() == null ? Partitions.NULL_VALUE
+                : Partitions.values(one, Partitions.row(one, List.of(e.getValue()))).get(0);  // as Glue writes it
+            wanted.put(i, value);
+            if (!value.equals(Partitions.NULL_VALUE)) {
+                filters.add(new EqualTo(info.partitionSchema.fields()[i].name(), value));
+            }
+        }
+        List<Map<String, String>> out = new ArrayList<>();
+        for (GlueFileIndex.Selected s : select(filters.toArray(new Filter[0]))) {
+            List<String> values = Partitions.values(info.partitionSchema, s.values());
+            boolean match = wanted.entrySet().stream().allMatch(w -> values.get(w.getKey()).equals(w.getValue()));
+            if (match) {
+                out.add(specs(List.of(values)).get(0));
+            }
+        }
+        return out;
     }
 
     TableInfo info() {
@@ -119,7 +203,8 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         merged.putAll(options);
         SparkSession spark = SparkSession.active();
         GlueFileIndex index = new GlueFileIndex(spark, info.location, info.partitionSchema, this::select, merged);
-        return Scans.builder(spark, index, info.schema(), info.dataSchema, format, new CaseInsensitiveStringMap(merged));
+        return Scans.builder(spark, index, info.schema(), info.dataSchema, format, new CaseInsensitiveStringMap(merged),
+            info.statistics);
     }
 
     // -- writes -------------------------------------------------------------------------------------
@@ -202,10 +287,13 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     /** Spark asks once per partition of a statement: answered from the JVM's copy of the table's partitions. */
     @Override
     public boolean partitionExists(InternalRow ident) {
-        if (identities == null) {
-            identities = Identities.current(backend, backend.warehouse(), args());
+        if (checks == Checks.ADD) {
+            return false;  // createPartitions checks, and reports the existing ones by their values
         }
-        return identities.contains(Identities.key(Partitions.values(info.partitionSchema, ident)));
+        if (checks == Checks.DROP) {
+            return true;  // dropPartitions checks, and reports the missing ones by their values
+        }
+        return exists(Partitions.values(info.partitionSchema, ident));
     }
 
     private void committed(JsonNode answer, List<List<String>> added, List<List<String>> dropped) {
@@ -217,6 +305,12 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     public void createPartitions(InternalRow[] idents, Map<String, String>[] properties)
             throws PartitionsAlreadyExistException {
         List<List<String>> values = values(idents);
+        if (checks == Checks.ADD) {
+            List<List<String>> existing = values.stream().filter(this::exists).toList();
+            if (!existing.isEmpty()) {
+                throw partitionsError("PARTITIONS_ALREADY_EXIST", existing);
+            }
+        }
         ObjectNode a = args();
         a.set("partitions", json(values));
         ArrayNode props = a.putArray("properties");
@@ -235,9 +329,19 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         }
     }
 
+    private void checkDropped(List<List<String>> values) {
+        if (checks == Checks.DROP) {
+            List<List<String>> missing = values.stream().filter(v -> !exists(v)).toList();
+            if (!missing.isEmpty()) {
+                throw partitionsError("PARTITIONS_NOT_FOUND", missing);
+            }
+        }
+    }
+
     @Override
     public boolean dropPartitions(InternalRow[] idents) {
         List<List<String>> values = values(idents);
+        checkDropped(values);
         ObjectNode a = args();
         a.set("partitions", json(values));
         try {
@@ -254,6 +358,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     @Override
     public boolean purgePartitions(InternalRow[] idents) {
         List<List<String>> values = values(idents);
+        checkDropped(values);
         ObjectNode a = args().put("purge", true);
         a.set("partitions", json(values));
         committed(backend.call("drop_partitions", a), List.of(), values);
@@ -276,6 +381,29 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
                 throw new NoSuchPartitionException(name(), idents[0], info.partitionSchema);
             }
             throw e.toSpark("tableName", catalog.quoted(info.ident));
+        }
+        return true;
+    }
+
+    /** PARTITION (...) RENAME TO PARTITION (...): one commit; a managed table's partition folder at its Hive path
+     * moves to the new values' path (as Hive moves it). */
+    @Override
+    public boolean renamePartition(InternalRow from, InternalRow to) {
+        List<String> old = Partitions.values(info.partitionSchema, from);
+        List<String> renamed = Partitions.values(info.partitionSchema, to);
+        if (!exists(old)) {
+            throw partitionsError("PARTITIONS_NOT_FOUND", List.of(old));
+        }
+        if (exists(renamed)) {
+            throw partitionsError("PARTITIONS_ALREADY_EXIST", List.of(renamed));
+        }
+        ObjectNode a = args();
+        a.set("values", Partitions.json(old));
+        a.set("new_values", Partitions.json(renamed));
+        try {
+            committed(backend.call("rename_partition", a), List.of(renamed), List.of(old));
+        } catch (Backend.GlueError e) {
+            throw e.toSpark();
         }
         return true;
     }

@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.catalog.Identifier;
@@ -13,16 +15,21 @@ import org.apache.spark.sql.connector.catalog.procedures.ProcedureParameter;
 import org.apache.spark.sql.connector.catalog.procedures.UnboundProcedure;
 import org.apache.spark.sql.connector.read.LocalScan;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
 /**
- * CALL glue.system.create_partition_index / drop_partition_index / partition_indexes: Glue's partition index
- * calls as Spark 4 procedures. Each takes {@code table => 'db.table'}; the answer rows come from the backend.
+ * {@code CALL glue.system.<name>(...)}: Glue's partition index calls and the maintenance Spark's v2 syntax does not
+ * bring to a catalog (MSCK REPAIR TABLE, ANALYZE TABLE, PARTITION ... SET LOCATION, which the session extension
+ * turns into these calls). Each takes {@code table => 'db.table'}; the backend operation of the same name answers
+ * the rows, except analyze_table, whose statistics Spark computes here first.
  */
 final class Procedures {
-    static final List<String> NAMES = List.of("create_partition_index", "drop_partition_index", "partition_indexes");
+    private record Param(String name, DataType type, String defaultValue) {}
+
+    private record Spec(String description, List<Param> params, StructType rows) {}
 
     private static final StructType INDEX_ROWS = new StructType()
         .add("index_name", DataTypes.StringType)
@@ -33,6 +40,43 @@ final class Procedures {
     private static final StructType STATUS_ROWS = new StructType()
         .add("index_name", DataTypes.StringType)
         .add("status", DataTypes.StringType);
+
+    private static final Param TABLE = new Param("table", DataTypes.StringType, null);
+
+    private static final Map<String, Spec> SPECS = new LinkedHashMap<>();
+
+    static {
+        SPECS.put("create_partition_index", new Spec(
+            "Creates a Glue partition index on keys (comma-separated partition columns) of table",
+            List.of(TABLE, new Param("index_name", DataTypes.StringType, null),
+                new Param("keys", DataTypes.StringType, null)),
+            STATUS_ROWS));
+        SPECS.put("drop_partition_index", new Spec("Deletes a Glue partition index of table",
+            List.of(TABLE, new Param("index_name", DataTypes.StringType, null)), STATUS_ROWS));
+        SPECS.put("partition_indexes", new Spec(
+            "Lists the partition indexes of table with their keys, status and backfill errors", List.of(TABLE),
+            INDEX_ROWS));
+        SPECS.put("repair_table", new Spec(
+            "Registers the partitions found in table's folder layout (k=v/...) that the catalog lacks (add), and drops"
+                + " the registered ones whose folder is gone (drop); answers what it added and dropped",
+            List.of(TABLE, new Param("add", DataTypes.BooleanType, "true"),
+                new Param("drop", DataTypes.BooleanType, "false")),
+            new StructType().add("action", DataTypes.StringType).add("partition", DataTypes.StringType)));
+        SPECS.put("set_partition_location", new Spec(
+            "Points a partition (a JSON object of its values, or its Hive name k=v/...) of table at location",
+            List.of(TABLE, new Param("partition", DataTypes.StringType, null),
+                new Param("location", DataTypes.StringType, null)),
+            new StructType().add("partition", DataTypes.StringType).add("location", DataTypes.StringType)));
+        SPECS.put("analyze_table", new Spec(
+            "Computes table statistics (numRows, totalSize) and, for columns (comma-separated) or all_columns, column"
+                + " statistics, and stores them in Glue (table parameters, column statistics); noscan: size only",
+            List.of(TABLE, new Param("noscan", DataTypes.BooleanType, "false"),
+                new Param("columns", DataTypes.StringType, ""),
+                new Param("all_columns", DataTypes.BooleanType, "false")),
+            new StructType().add("statistic", DataTypes.StringType).add("value", DataTypes.StringType)));
+    }
+
+    static final List<String> NAMES = List.copyOf(SPECS.keySet());
 
     private Procedures() {}
 
@@ -47,20 +91,24 @@ final class Procedures {
         return NAMES.stream().map(n -> Identifier.of(namespace, n)).toArray(Identifier[]::new);
     }
 
-    static UnboundProcedure load(Backend backend, Identifier ident) {
-        if (!isSystem(ident.namespace()) || !NAMES.contains(ident.name())) {
+    static UnboundProcedure load(GlueCatalog catalog, Backend backend, Identifier ident) {
+        if (!isSystem(ident.namespace()) || !SPECS.containsKey(ident.name())) {
             return null;
         }
-        return new Proc(backend, ident.name());
+        return new Proc(catalog, backend, ident.name(), SPECS.get(ident.name()));
     }
 
     private static final class Proc implements UnboundProcedure, BoundProcedure {
+        private final GlueCatalog catalog;
         private final Backend backend;
         private final String name;
+        private final Spec spec;
 
-        Proc(Backend backend, String name) {
+        Proc(GlueCatalog catalog, Backend backend, String name, Spec spec) {
+            this.catalog = catalog;
             this.backend = backend;
             this.name = name;
+            this.spec = spec;
         }
 
         @Override
@@ -70,14 +118,7 @@ final class Procedures {
 
         @Override
         public String description() {
-            switch (name) {
-                case "create_partition_index":
-                    return "Creates a Glue partition index on keys (comma-separated partition columns) of table";
-                case "drop_partition_index":
-                    return "Deletes a Glue partition index of table";
-                default:
-                    return "Lists the partition indexes of table with their keys, status and backfill errors";
-            }
+            return spec.description();
         }
 
         @Override
@@ -88,12 +129,13 @@ final class Procedures {
         @Override
         public ProcedureParameter[] parameters() {
             List<ProcedureParameter> out = new ArrayList<>();
-            out.add(ProcedureParameter.in("table", DataTypes.StringType).build());
-            if (!name.equals("partition_indexes")) {
-                out.add(ProcedureParameter.in("index_name", DataTypes.StringType).build());
-            }
-            if (name.equals("create_partition_index")) {
-                out.add(ProcedureParameter.in("keys", DataTypes.StringType).build());
+            for (Param p : spec.params()) {
+                ProcedureParameter.Builder b = ProcedureParameter.in(p.name(), p.type());
+                if (p.defaultValue() != null) {
+                    b = b.defaultValue(p.type().equals(DataTypes.StringType) ? "'" + p.defaultValue() + "'"
+                        : p.defaultValue());
+                }
+                out.add(b.build());
             }
             return out.toArray(new ProcedureParameter[0]);
         }
@@ -105,21 +147,28 @@ final class Procedures {
 
         @Override
         public Iterator<Scan> call(InternalRow input) {
-            String table = input.getUTF8String(0).toString();
-            ObjectNode args = Backend.args().put("table", table);
-            if (!name.equals("partition_indexes")) {
-                args.put("index_name", input.getUTF8String(1).toString());
-            }
-            if (name.equals("create_partition_index")) {
-                args.put("keys", input.getUTF8String(2).toString());
+            ObjectNode args = Backend.args();
+            List<Param> params = spec.params();
+            for (int i = 0; i < params.size(); i++) {
+                Param p = params.get(i);
+                if (input.isNullAt(i)) {
+                    args.putNull(p.name());
+                } else if (p.type().equals(DataTypes.BooleanType)) {
+                    args.put(p.name(), input.getBoolean(i));
+                } else {
+                    args.put(p.name(), input.getUTF8String(i).toString());
+                }
             }
             JsonNode rows;
             try {
+                if (name.equals("analyze_table")) {
+                    Statistics.compute(catalog, args);
+                }
                 rows = backend.call(name, args);
             } catch (Backend.GlueError e) {
                 throw e.toSpark();
             }
-            StructType schema = name.equals("partition_indexes") ? INDEX_ROWS : STATUS_ROWS;
+            StructType schema = spec.rows();
             List<InternalRow> out = new ArrayList<>();
             for (JsonNode r : rows) {
                 Object[] values = new Object[schema.size()];

@@ -28,6 +28,8 @@ final class TableInfo {
     final List<String> order;
     /** The time the table is read as of (time travel), ISO 8601; null for the current state. */
     final String asOf;
+    /** ANALYZE's statistics as kept in Glue, for Spark's planner and DESCRIBE; null when there are none. */
+    final org.apache.spark.sql.connector.read.Statistics statistics;
 
     TableInfo(Identifier ident, JsonNode t) {
         this.ident = ident;
@@ -39,6 +41,7 @@ final class TableInfo {
         this.readOptions = strings(t.get("options"));
         this.properties = strings(t.get("properties"));
         this.asOf = text(t, "as_of");
+        this.statistics = statistics(t.get("statistics"), schema());
         JsonNode o = t.get("order");
         if (o == null || o.isNull()) {
             this.order = null;
@@ -78,6 +81,93 @@ final class TableInfo {
         return out;
     }
 
+    private static java.util.OptionalLong optionalLong(JsonNode node, String field) {
+        JsonNode v = node.get(field);
+        return v == null || v.isNull() ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(v.asLong());
+    }
+
+    /** Glue's statistics as Spark's: min and max from Spark's external form to its internal values. */
+    private static org.apache.spark.sql.connector.read.Statistics statistics(JsonNode s, StructType schema) {
+        if (s == null || s.isNull()) {
+            return null;
+        }
+        java.util.OptionalLong size = optionalLong(s, "size");
+        java.util.OptionalLong rows = optionalLong(s, "rows");
+        Map<org.apache.spark.sql.connector.expressions.NamedReference,
+            org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columns = new HashMap<>();
+        s.path("columns").fields().forEachRemaining(e -> {
+            if (schema.getFieldIndex(e.getKey()).isEmpty()) {
+                return;
+            }
+            DataType type = schema.apply(e.getKey()).dataType();
+            JsonNode c = e.getValue();
+            java.util.Optional<Object> min = external(c, "min", e.getKey(), type);
+            java.util.Optional<Object> max = external(c, "max", e.getKey(), type);
+            columns.put(org.apache.spark.sql.connector.expressions.Expressions.column(e.getKey()),
+                new org.apache.spark.sql.connector.read.colstats.ColumnStatistics() {
+                    @Override
+                    public java.util.OptionalLong distinctCount() {
+                        return optionalLong(c, "distinct_count");
+                    }
+
+                    @Override
+                    public java.util.Optional<Object> min() {
+                        return min;
+                    }
+
+                    @Override
+                    public java.util.Optional<Object> max() {
+                        return max;
+                    }
+
+                    @Override
+                    public java.util.OptionalLong nullCount() {
+                        return optionalLong(c, "null_count");
+                    }
+
+                    @Override
+                    public java.util.OptionalLong avgLen() {
+                        return optionalLong(c, "avg_len");
+                    }
+
+                    @Override
+                    public java.util.OptionalLong maxLen() {
+                        return optionalLong(c, "max_len");
+                    }
+                });
+        });
+        return new org.apache.spark.sql.connector.read.Statistics() {
+            @Override
+            public java.util.OptionalLong sizeInBytes() {
+                return size;
+            }
+
+            @Override
+            public java.util.OptionalLong numRows() {
+                return rows;
+            }
+
+            @Override
+            public Map<org.apache.spark.sql.connector.expressions.NamedReference,
+                    org.apache.spark.sql.connector.read.colstats.ColumnStatistics> columnStats() {
+                return columns;
+            }
+        };
+    }
+
+    private static java.util.Optional<Object> external(JsonNode c, String field, String column, DataType type) {
+        JsonNode v = c.get(field);
+        if (v == null || v.isNull()) {
+            return java.util.Optional.empty();
+        }
+        try {
+            return java.util.Optional.ofNullable(org.apache.spark.sql.catalyst.catalog.CatalogColumnStat$.MODULE$
+                .fromExternalString(v.asText(), column, type, 2));
+        } catch (RuntimeException e) {
+            return java.util.Optional.empty();  // a value Spark cannot read back only loses that bound
+        }
+    }
+
     private static String text(JsonNode t, String field) {
         JsonNode v = t.get(field);
         return v == null || v.isNull() ? null : v.asText();
@@ -95,7 +185,7 @@ final class TableInfo {
      * SQL parser cost more than the rest of a load's decoding (types are immutable, and few per warehouse). */
     private static final ConcurrentHashMap<String, DataType> TYPES = new ConcurrentHashMap<>();
 
-    private static StructType schema(JsonNode columns, Identifier ident) {
+    static StructType schema(JsonNode columns, Identifier ident) {
         List<StructField> fields = new ArrayList<>();
         for (JsonNode c : columns) {
             String name = c.get("name").asText();

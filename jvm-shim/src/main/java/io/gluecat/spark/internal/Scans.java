@@ -6,6 +6,7 @@ import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.Statistics;
 import org.apache.spark.sql.connector.read.VariantExtraction;
 import org.apache.spark.sql.execution.WholeStageCodegenExec$;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
@@ -41,8 +42,25 @@ public final class Scans {
         }
     }
 
+    /** Statistics the catalog holds (ANALYZE's), reported in place of the file listing's estimate. */
+    interface Reported {
+        Statistics catalogStatistics();
+
+        void catalogStatistics(Statistics stats);
+    }
+
+    private static Statistics reported(Reported scan, java.util.function.Supplier<Statistics> listing) {
+        Statistics stats = scan.catalogStatistics();
+        return stats != null ? stats : listing.get();
+    }
+
+    private static <T extends Scan> T with(T scan, Statistics stats) {
+        ((Reported) scan).catalogStatistics(stats);
+        return scan;
+    }
+
     public static ScanBuilder builder(SparkSession spark, GlueFileIndex index, StructType schema, StructType dataSchema,
-            String format, CaseInsensitiveStringMap options) {
+            String format, CaseInsensitiveStringMap options, Statistics stats) {
         // Each builder hands its partition filters to the index as soon as Spark pushes them.
         switch (format) {
             case "parquet":
@@ -57,9 +75,9 @@ public final class Scans {
                     @Override
                     public ParquetScan build() {
                         ParquetScan s = super.build();
-                        return new ColumnarParquetScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(),
+                        return with(new ColumnarParquetScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(),
                             s.readDataSchema(), s.readPartitionSchema(), s.pushedFilters(), s.options(),
-                            s.pushedAggregate(), s.partitionFilters(), s.dataFilters(), s.pushedVariantExtractions());
+                            s.pushedAggregate(), s.partitionFilters(), s.dataFilters(), s.pushedVariantExtractions()), stats);
                     }
                 };
             case "orc":
@@ -74,9 +92,9 @@ public final class Scans {
                     @Override
                     public OrcScan build() {
                         OrcScan s = super.build();
-                        return new ColumnarOrcScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(),
+                        return with(new ColumnarOrcScan(s.sparkSession(), s.hadoopConf(), s.fileIndex(), s.dataSchema(),
                             s.readDataSchema(), s.readPartitionSchema(), s.options(), s.pushedAggregate(),
-                            s.pushedFilters(), s.partitionFilters(), s.dataFilters());
+                            s.pushedFilters(), s.partitionFilters(), s.dataFilters()), stats);
                     }
                 };
             case "csv":
@@ -91,9 +109,9 @@ public final class Scans {
                     @Override
                     public CSVScan build() {
                         CSVScan s = super.build();
-                        return new RowCSVScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+                        return with(new RowCSVScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
                             s.readPartitionSchema(), s.options(), s.pushedFilters(), s.partitionFilters(),
-                            s.dataFilters());
+                            s.dataFilters()), stats);
                     }
                 };
             case HiveText.FORMAT:
@@ -108,9 +126,9 @@ public final class Scans {
                     @Override
                     public CSVScan build() {
                         CSVScan s = super.build();
-                        return new HiveTextScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+                        return with(new HiveTextScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
                             s.readPartitionSchema(), s.options(), s.pushedFilters(), s.partitionFilters(),
-                            s.dataFilters());
+                            s.dataFilters()), stats);
                     }
                 };
             case "json":
@@ -125,9 +143,9 @@ public final class Scans {
                     @Override
                     public JsonScan build() {
                         JsonScan s = super.build();
-                        return new RowJsonScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
+                        return with(new RowJsonScan(s.sparkSession(), s.fileIndex(), s.dataSchema(), s.readDataSchema(),
                             s.readPartitionSchema(), s.options(), s.pushedFilters(), s.partitionFilters(),
-                            s.dataFilters());
+                            s.dataFilters()), stats);
                     }
                 };
             default:
@@ -155,7 +173,24 @@ public final class Scans {
     }
 
     /** ParquetPartitionReaderFactory.supportColumnarReads, decided without building the factory. */
-    static final class ColumnarParquetScan extends ParquetScan {
+    static final class ColumnarParquetScan extends ParquetScan implements Reported {
+        private Statistics catalogStats;
+
+        @Override
+        public Statistics catalogStatistics() {
+            return catalogStats;
+        }
+
+        @Override
+        public void catalogStatistics(Statistics stats) {
+            this.catalogStats = stats;
+        }
+
+        @Override
+        public Statistics estimateStatistics() {
+            return reported(this, super::estimateStatistics);
+        }
+
         ColumnarParquetScan(SparkSession spark, Configuration hadoopConf, PartitioningAwareFileIndex fileIndex,
                 StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
                 Filter[] pushedFilters, CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate,
@@ -177,13 +212,30 @@ public final class Scans {
                 StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
                 Filter[] pushedFilters, CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate,
                 Seq<Expression> partitionFilters, Seq<Expression> dataFilters, VariantExtraction[] variants) {
-            return new ColumnarParquetScan(spark, hadoopConf, fileIndex, dataSchema, readDataSchema,
-                readPartitionSchema, pushedFilters, options, pushedAggregate, partitionFilters, dataFilters, variants);
+            return with(new ColumnarParquetScan(spark, hadoopConf, fileIndex, dataSchema, readDataSchema,
+                readPartitionSchema, pushedFilters, options, pushedAggregate, partitionFilters, dataFilters, variants), catalogStats);
         }
     }
 
     /** OrcPartitionReaderFactory.supportColumnarReads, decided without building the factory. */
-    static final class ColumnarOrcScan extends OrcScan {
+    static final class ColumnarOrcScan extends OrcScan implements Reported {
+        private Statistics catalogStats;
+
+        @Override
+        public Statistics catalogStatistics() {
+            return catalogStats;
+        }
+
+        @Override
+        public void catalogStatistics(Statistics stats) {
+            this.catalogStats = stats;
+        }
+
+        @Override
+        public Statistics estimateStatistics() {
+            return reported(this, super::estimateStatistics);
+        }
+
         ColumnarOrcScan(SparkSession spark, Configuration hadoopConf, PartitioningAwareFileIndex fileIndex,
                 StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
                 CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate, Filter[] pushedFilters,
@@ -210,13 +262,30 @@ public final class Scans {
                 StructType dataSchema, StructType readDataSchema, StructType readPartitionSchema,
                 CaseInsensitiveStringMap options, Option<Aggregation> pushedAggregate, Filter[] pushedFilters,
                 Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
-            return new ColumnarOrcScan(spark, hadoopConf, fileIndex, dataSchema, readDataSchema, readPartitionSchema,
-                options, pushedAggregate, pushedFilters, partitionFilters, dataFilters);
+            return with(new ColumnarOrcScan(spark, hadoopConf, fileIndex, dataSchema, readDataSchema, readPartitionSchema,
+                options, pushedAggregate, pushedFilters, partitionFilters, dataFilters), catalogStats);
         }
     }
 
     /** Spark's text readers never read columnar batches. */
-    static final class RowCSVScan extends CSVScan {
+    static final class RowCSVScan extends CSVScan implements Reported {
+        private Statistics catalogStats;
+
+        @Override
+        public Statistics catalogStatistics() {
+            return catalogStats;
+        }
+
+        @Override
+        public void catalogStatistics(Statistics stats) {
+            this.catalogStats = stats;
+        }
+
+        @Override
+        public Statistics estimateStatistics() {
+            return reported(this, super::estimateStatistics);
+        }
+
         RowCSVScan(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
@@ -233,13 +302,30 @@ public final class Scans {
         public CSVScan copy(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
-            return new RowCSVScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
-                pushedFilters, partitionFilters, dataFilters);
+            return with(new RowCSVScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedFilters, partitionFilters, dataFilters), catalogStats);
         }
     }
 
     /** Hive text: a CSV scan's planning (splits, pruning, filters Spark applies again) with Hive's SerDe reading. */
-    static final class HiveTextScan extends CSVScan {
+    static final class HiveTextScan extends CSVScan implements Reported {
+        private Statistics catalogStats;
+
+        @Override
+        public Statistics catalogStatistics() {
+            return catalogStats;
+        }
+
+        @Override
+        public void catalogStatistics(Statistics stats) {
+            this.catalogStats = stats;
+        }
+
+        @Override
+        public Statistics estimateStatistics() {
+            return reported(this, super::estimateStatistics);
+        }
+
         HiveTextScan(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
@@ -263,13 +349,30 @@ public final class Scans {
         public CSVScan copy(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
-            return new HiveTextScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
-                pushedFilters, partitionFilters, dataFilters);
+            return with(new HiveTextScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedFilters, partitionFilters, dataFilters), catalogStats);
         }
     }
 
     /** Spark's text readers never read columnar batches. */
-    static final class RowJsonScan extends JsonScan {
+    static final class RowJsonScan extends JsonScan implements Reported {
+        private Statistics catalogStats;
+
+        @Override
+        public Statistics catalogStatistics() {
+            return catalogStats;
+        }
+
+        @Override
+        public void catalogStatistics(Statistics stats) {
+            this.catalogStats = stats;
+        }
+
+        @Override
+        public Statistics estimateStatistics() {
+            return reported(this, super::estimateStatistics);
+        }
+
         RowJsonScan(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
@@ -286,8 +389,8 @@ public final class Scans {
         public JsonScan copy(SparkSession spark, PartitioningAwareFileIndex fileIndex, StructType dataSchema,
                 StructType readDataSchema, StructType readPartitionSchema, CaseInsensitiveStringMap options,
                 Filter[] pushedFilters, Seq<Expression> partitionFilters, Seq<Expression> dataFilters) {
-            return new RowJsonScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
-                pushedFilters, partitionFilters, dataFilters);
+            return with(new RowJsonScan(spark, fileIndex, dataSchema, readDataSchema, readPartitionSchema, options,
+                pushedFilters, partitionFilters, dataFilters), catalogStats);
         }
     }
 }

@@ -1,0 +1,179 @@
+"""What Spark refuses for v2 tables works on gluecat tables through the session extension (GlueExtensions):
+MSCK REPAIR TABLE / RECOVER PARTITIONS, ANALYZE TABLE, partial DROP PARTITION specs, PARTITION ... SET
+LOCATION; and partition RENAME, and errors that print partition values as they were written."""
+
+from __future__ import annotations
+
+import datetime
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from gluecat import Catalog
+
+
+def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.sql(sql).collect())
+
+
+def partitions(spark: Any, table: str) -> list[str]:
+    return [r.partition for r in spark.sql(f"SHOW PARTITIONS {table}").collect()]
+
+
+def test_msck_repair_registers_folders_written_outside_the_catalog(
+    spark: Any, ns: str, tmp_path: Path
+) -> None:
+    t = f"glue.{ns}.e"
+    spark.sql(
+        f"CREATE TABLE {t} (v INT, dt DATE, q INT) USING parquet PARTITIONED BY (dt, q) LOCATION '{tmp_path}/e'"
+    )
+    for dt, q, v in [("2025-01-01", 1, 1), ("2025-01-01", 2, 2), ("2025-01-02", 1, 3)]:
+        spark.createDataFrame([(v,)], "v INT").write.parquet(f"{tmp_path}/e/dt={dt}/q={q}")
+    spark.createDataFrame([(9,)], "v INT").write.parquet(f"{tmp_path}/e/dt=not-a-date/q=1")
+    assert rows(spark, f"SELECT * FROM {t}") == []
+    spark.sql(f"MSCK REPAIR TABLE {t}")
+    assert partitions(spark, t) == ["dt=2025-01-01/q=1", "dt=2025-01-01/q=2", "dt=2025-01-02/q=1"]
+    day = datetime.date(2025, 1, 1)
+    assert rows(spark, f"SELECT * FROM {t} WHERE dt = DATE'2025-01-01'") == [(1, day, 1), (2, day, 2)]
+
+    spark.createDataFrame([(4,)], "v INT").write.parquet(f"{tmp_path}/e/dt=2025-01-03/q=1")
+    spark.sql(f"ALTER TABLE {t} RECOVER PARTITIONS")
+    assert "dt=2025-01-03/q=1" in partitions(spark, t)
+
+    shutil.rmtree(f"{tmp_path}/e/dt=2025-01-02")
+    spark.sql(f"MSCK REPAIR TABLE {t} SYNC PARTITIONS")
+    assert "dt=2025-01-02/q=1" not in partitions(spark, t)
+
+    spark.createDataFrame([(5,)], "v INT").write.parquet(f"{tmp_path}/e/dt=2025-01-04/q=7")
+    report = rows(spark, f"CALL glue.system.repair_table(table => '{ns}.e')")
+    assert ("added", "dt=2025-01-04/q=7") in report
+    skipped = [r[1] for r in report if r[0] == "skipped"]
+    assert len(skipped) == 1 and "dt=not-a-date/q=1 (a value does not fit its type)" in skipped[0]
+
+
+def test_partial_partition_specs_drop_every_partition_they_match(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    t = f"glue.{ns}.t"
+    spark.sql(f"CREATE TABLE {t} (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'a', 2), (3, 'b', 1)")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (p='a')")
+    assert partitions(spark, t) == ["p=b/q=1"]
+    assert not (warehouse / f"{ns}.db" / "t" / "p=a").exists()  # a managed table's partitions' folders go
+    with pytest.raises(AnalysisException, match=r"PARTITIONS_NOT_FOUND.*PARTITION \(`p` = z\)"):
+        spark.sql(f"ALTER TABLE {t} DROP PARTITION (p='z')")
+    spark.sql(f"ALTER TABLE {t} DROP IF EXISTS PARTITION (p='z')")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (q=1)")
+    assert partitions(spark, t) == []
+
+
+def test_partition_errors_print_values_as_written(spark: Any, ns: str) -> None:
+    t = f"glue.{ns}.d"
+    spark.sql(f"CREATE TABLE {t} (v INT, dt DATE) USING parquet PARTITIONED BY (dt)")
+    spark.sql(f"ALTER TABLE {t} ADD PARTITION (dt='2025-01-01')")
+    with pytest.raises(AnalysisException, match="PARTITIONS_ALREADY_EXIST") as exists:
+        spark.sql(f"ALTER TABLE {t} ADD PARTITION (dt='2025-01-01')")
+    assert "PARTITION (`dt` = 2025-01-01)" in str(exists.value)
+    assert f"`glue`.`{ns}`.`d`" in str(exists.value)
+    with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND") as missing:
+        spark.sql(f"ALTER TABLE {t} DROP PARTITION (dt='2025-01-09')")
+    assert "PARTITION (`dt` = 2025-01-09)" in str(missing.value)
+    spark.sql(f"ALTER TABLE {t} ADD IF NOT EXISTS PARTITION (dt='2025-01-01') PARTITION (dt='2025-01-02')")
+    assert partitions(spark, t) == ["dt=2025-01-01", "dt=2025-01-02"]
+
+
+def test_rename_partition_moves_a_managed_partitions_folder(spark: Any, warehouse: Path, ns: str) -> None:
+    t = f"glue.{ns}.r"
+    spark.sql(f"CREATE TABLE {t} (v INT, dt DATE) USING parquet PARTITIONED BY (dt)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, DATE'2025-01-01'), (2, DATE'2025-01-02')")
+    spark.sql(f"ALTER TABLE {t} PARTITION (dt='2025-01-01') RENAME TO PARTITION (dt='2025-02-01')")
+    assert partitions(spark, t) == ["dt=2025-01-02", "dt=2025-02-01"]
+    folder = warehouse / f"{ns}.db" / "r"
+    assert not (folder / "dt=2025-01-01").exists() and any((folder / "dt=2025-02-01").glob("part-*"))
+    assert rows(spark, f"SELECT v, dt FROM {t} WHERE dt = DATE'2025-02-01'") == [
+        (1, datetime.date(2025, 2, 1))
+    ]
+    with pytest.raises(AnalysisException, match=r"PARTITIONS_ALREADY_EXIST.*`dt` = 2025-01-02"):
+        spark.sql(f"ALTER TABLE {t} PARTITION (dt='2025-02-01') RENAME TO PARTITION (dt='2025-01-02')")
+    with pytest.raises(AnalysisException, match=r"PARTITIONS_NOT_FOUND.*`dt` = 2025-03-03"):
+        spark.sql(f"ALTER TABLE {t} PARTITION (dt='2025-03-03') RENAME TO PARTITION (dt='2025-03-04')")
+
+
+def test_set_location_of_a_partition(spark: Any, warehouse: Path, ns: str, tmp_path: Path) -> None:
+    t = f"glue.{ns}.l"
+    spark.sql(f"CREATE TABLE {t} (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a')")
+    spark.createDataFrame([(7,)], "v INT").write.parquet(f"{tmp_path}/moved")
+    spark.sql(f"ALTER TABLE {t} PARTITION (p='a') SET LOCATION '{tmp_path}/moved'")
+    assert rows(spark, f"SELECT * FROM {t}") == [(7, "a")]
+    got = Catalog(str(warehouse)).get_partition(DatabaseName=ns, TableName="l", PartitionValues=["a"])
+    assert got["Partition"]["StorageDescriptor"]["Location"] == f"{tmp_path}/moved"
+    spark.sql(
+        f"CALL glue.system.set_partition_location(table => '{ns}.l', partition => 'p=a', location => '{tmp_path}/x')"
+    )
+    assert rows(spark, f"SELECT * FROM {t}") == []
+
+
+def test_analyze_stores_statistics_in_glue_and_spark_plans_with_them(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    t = f"glue.{ns}.s"
+    spark.sql(
+        f"CREATE TABLE {t} (a INT, b STRING, d DATE, flag BOOLEAN, amt DECIMAL(10,2), p STRING) "
+        "USING parquet PARTITIONED BY (p)"
+    )
+    spark.sql(
+        f"INSERT INTO {t} VALUES (1, 'x', DATE'2025-01-01', true, 1.50, 'k'), "
+        "(2, NULL, DATE'2025-02-01', false, 2.25, 'k'), (3, 'zz', NULL, NULL, NULL, 'm')"
+    )
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS NOSCAN")
+    params = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="s")["Table"]["Parameters"]
+    size = int(params["totalSize"])
+    assert size > 0 and params["numFiles"] == "3" and "numRows" not in params
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+    params = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="s")["Table"]["Parameters"]
+    assert (params["numRows"], params["spark.sql.statistics.numRows"]) == ("3", "3")
+    assert params["spark.sql.statistics.totalSize"] == str(size)
+
+    got = Catalog(str(warehouse)).get_column_statistics_for_table(
+        DatabaseName=ns, TableName="s", ColumnNames=["a", "b", "d", "flag", "amt"]
+    )
+    stats = {s["ColumnName"]: s["StatisticsData"] for s in got["ColumnStatisticsList"]}
+    assert stats["a"]["LongColumnStatisticsData"] == {
+        "MinimumValue": 1,
+        "MaximumValue": 3,
+        "NumberOfNulls": 0,
+        "NumberOfDistinctValues": 3,
+    }
+    assert stats["b"]["StringColumnStatisticsData"]["MaximumLength"] == 2
+    assert stats["d"]["DateColumnStatisticsData"]["NumberOfNulls"] == 1
+    assert stats["flag"]["BooleanColumnStatisticsData"] == {
+        "NumberOfTrues": 1,
+        "NumberOfFalses": 1,
+        "NumberOfNulls": 1,
+    }
+    assert stats["amt"]["Type"] == "DECIMAL"
+
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t}").collect()}
+    assert described["Statistics"] == f"{size} bytes, 3 rows"
+    column = {r.info_name: r.info_value for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t} a").collect()}
+    assert (column["num_nulls"], column["distinct_count"]) == ("0", "3")
+    spark.conf.set("spark.sql.cbo.enabled", "true")
+    try:
+        planned = spark.table(t)._jdf.queryExecution().optimizedPlan().stats()
+    finally:
+        spark.conf.unset("spark.sql.cbo.enabled")
+    assert str(planned.sizeInBytes()) == str(size)
+    assert str(planned.rowCount().get()) == "3"
+
+
+def test_analyze_for_columns_names_what_it_cannot_do(spark: Any, ns: str) -> None:
+    t = f"glue.{ns}.c"
+    spark.sql(f"CREATE TABLE {t} (a INT, arr ARRAY<INT>) USING parquet")
+    with pytest.raises(Exception, match="is not a column of the table"):
+        spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR COLUMNS nope")
+    with pytest.raises(Exception, match="Spark does not compute statistics for that type"):
+        spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR COLUMNS arr")

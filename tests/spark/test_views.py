@@ -1,0 +1,64 @@
+"""Views through Spark's ViewCatalog, stored as Glue stores views (VIRTUAL_VIEW, ViewOriginalText and
+ViewExpandedText), in the one namespace of names that tables and views share."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.errors import AnalysisException
+
+from gluecat import Catalog
+
+
+def rows(spark: Any, sql: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.sql(sql).collect())
+
+
+def test_view_life_cycle(spark: Any, warehouse: Path, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (a INT, b STRING) USING parquet")
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1, 'x'), (2, 'y')")
+    spark.sql(f"CREATE VIEW glue.{ns}.v COMMENT 'big ones' AS SELECT a, b FROM glue.{ns}.t WHERE a > 1")
+    assert rows(spark, f"SELECT * FROM glue.{ns}.v") == [(2, "y")]
+
+    view = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="v")["Table"]
+    assert view["TableType"] == "VIRTUAL_VIEW"
+    assert view["ViewOriginalText"] == view["ViewExpandedText"] == f"SELECT a, b FROM glue.{ns}.t WHERE a > 1"
+    assert [(c["Name"], c["Type"]) for c in view["StorageDescriptor"]["Columns"]] == [
+        ("a", "int"),
+        ("b", "string"),
+    ]
+    assert view["Description"] == "big ones"
+
+    assert [r.viewName for r in spark.sql(f"SHOW VIEWS IN glue.{ns}").collect()] == ["v"]
+    assert sorted(r.tableName for r in spark.sql(f"SHOW TABLES IN glue.{ns}").collect()) == ["t", "v"]
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED glue.{ns}.v").collect()}
+    assert described["Type"] == "VIEW" and "WHERE a > 1" in described["View Text"]
+
+    spark.sql(f"CREATE OR REPLACE VIEW glue.{ns}.v AS SELECT a FROM glue.{ns}.t")
+    assert rows(spark, f"SELECT * FROM glue.{ns}.v") == [(1,), (2,)]
+    spark.sql(f"ALTER VIEW glue.{ns}.v AS SELECT b FROM glue.{ns}.t")
+    assert rows(spark, f"SELECT * FROM glue.{ns}.v") == [("x",), ("y",)]
+    spark.sql(f"ALTER VIEW glue.{ns}.v SET TBLPROPERTIES ('team'='bi')")
+    assert {r.key: r.value for r in spark.sql(f"SHOW TBLPROPERTIES glue.{ns}.v").collect()}["team"] == "bi"
+
+    spark.sql(f"DROP VIEW glue.{ns}.v")
+    spark.sql(f"DROP VIEW IF EXISTS glue.{ns}.v")
+    with pytest.raises(AnalysisException, match="VIEW_NOT_FOUND"):
+        spark.sql(f"DROP VIEW glue.{ns}.v")
+    assert [t["Name"] for t in Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"]] == ["t"]
+
+
+def test_tables_and_views_share_one_namespace_of_names(spark: Any, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (a INT) USING parquet")
+    spark.sql(f"CREATE VIEW glue.{ns}.v AS SELECT 1 AS one")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(f"CREATE VIEW glue.{ns}.t AS SELECT 1 AS one")
+    with pytest.raises(AnalysisException, match="TABLE_OR_VIEW_ALREADY_EXISTS"):
+        spark.sql(f"CREATE TABLE glue.{ns}.v (a INT) USING parquet")
+    with pytest.raises(AnalysisException, match="WRONG_COMMAND_FOR_OBJECT_TYPE"):
+        spark.sql(f"DROP TABLE glue.{ns}.v")
+    spark.sql(f"ALTER VIEW glue.{ns}.v RENAME TO {ns}.w")
+    assert rows(spark, f"SELECT * FROM glue.{ns}.w") == [(1,)]
+    assert [r.viewName for r in spark.sql(f"SHOW VIEWS IN glue.{ns}").collect()] == ["w"]
