@@ -17,8 +17,20 @@ def warehouse(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def spark(warehouse: Path) -> Iterator[Any]:
-    s = session(str(warehouse), **{"spark.sql.shuffle.partitions": "2"})
+def spark(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    # Spark's built-in catalog with Hive support (Derby in a temporary folder) beside gluecat, for the
+    # differential test; it starts its metastore only when first used.
+    hive = tmp_path_factory.mktemp("spark-hive")
+    s = session(
+        str(warehouse),
+        **{
+            "spark.sql.shuffle.partitions": "2",
+            "spark.sql.catalogImplementation": "hive",
+            "spark.sql.warehouse.dir": str(hive / "warehouse"),
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={hive}",
+            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={hive}/metastore_db;create=true",
+        },
+    )
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
