@@ -66,7 +66,7 @@ def test_partial_partition_specs_drop_every_partition_they_match(
     with pytest.raises(AnalysisException, match=r"PARTITIONS_NOT_FOUND.*PARTITION \(`p` = z\)"):
         spark.sql(f"ALTER TABLE {t} DROP PARTITION (p='z')")
     spark.sql(f"ALTER TABLE {t} DROP IF EXISTS PARTITION (p='z')")
-    spark.sql(f"ALTER TABLE {t} DROP PARTITION (q=1)")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (Q=1)")  # column names match without regard to case
     assert partitions(spark, t) == []
 
 

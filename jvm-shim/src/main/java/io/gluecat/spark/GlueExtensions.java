@@ -157,8 +157,9 @@ public final class GlueExtensions extends AbstractFunction1<SparkSessionExtensio
             Set<Map<String, String>> added = new LinkedHashSet<>();
             boolean expanded = false;
             for (PartitionSpec spec : Scala.list(d.parts())) {
-                if (!(spec instanceof UnresolvedPartitionSpec p) || p.spec().size() >= keys || p.location().isDefined()) {
-                    out.add(spec);
+                if (!(spec instanceof UnresolvedPartitionSpec p) || p.spec().size() >= keys || p.location().isDefined()
+                        || Scala.javaMap(p.spec()).keySet().stream().anyMatch(k -> table.partitionIndex(k) < 0)) {
+                    out.add(spec);  // a full spec, or one Spark reports as wrong itself
                     continue;
                 }
                 expanded = true;

@@ -108,12 +108,23 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         return identities.contains(Identities.key(values));
     }
 
+    /** The position of a partition column, its name matched without regard to case; -1 if none. */
+    int partitionIndex(String name) {
+        StructField[] fields = info.partitionSchema.fields();
+        for (int i = 0; i < fields.length; i++) {
+            if (fields[i].name().equalsIgnoreCase(name)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
     /** The full specs (values as Glue keeps them) of the partitions matching a spec of some partition columns. */
     List<Map<String, String>> matching(Map<String, String> partial) {
         List<Filter> filters = new ArrayList<>();
         Map<Integer, String> wanted = new java.util.HashMap<>();
         for (Map.Entry<String, String> e : partial.entrySet()) {
-            int i = info.partitionSchema.fieldIndex(info.partitionSchema.apply(e.getKey()).name());
+            int i = partitionIndex(e.getKey());
             StructType one = new StructType(new StructField[] {info.partitionSchema.fields()[i]});
             String value = e.getValue() == null ? Partitions.NULL_VALUE
                 : Partitions.values(one, Partitions.row(one, List.of(e.getValue()))).get(0);  // as Glue writes it
