@@ -242,11 +242,15 @@ class Backend:
                     args["identities_since"],
                     args.get("identities_applied", []),
                 )
-            if args.get("or_view"):
-                found = self.catalog.get_table(DatabaseName=args["database"], Name=args["name"])["Table"]
+            if args.get("or_view"):  # Spark resolving a name: a table or a view, read once
+                found: dict[str, Any] = self.catalog.get_table(
+                    DatabaseName=args["database"], Name=args["name"]
+                )["Table"]
                 if views.is_view(found):
                     return {"view": views.view_of(found)}
-            table, as_of = self._table(args), _as_of(args)
+                table, as_of = found, None
+            else:
+                table, as_of = self._table(args), _as_of(args)
         sd = table.get("StorageDescriptor") or {}
 
         def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
