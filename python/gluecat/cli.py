@@ -102,9 +102,10 @@ def _cmd_compact(args: argparse.Namespace) -> int:
 
     store = Store(args.warehouse)
     if args.apply:
-        from gluecat.catalog.compaction import compact_all
+        from gluecat.catalog.compact import compact_all
+        from gluecat.catalog.context import Context
 
-        merged = compact_all(store)
+        merged = compact_all(Context(store=store))
         print(f"merged the partition segments of {merged} table(s) into one sorted file each")
         version = store.checkpoint()
         print(f"checkpoint written at version {version}")

@@ -520,14 +520,15 @@ def test_deleting_a_table_removes_its_partitions(glue: Catalog) -> None:
 
 @pytest.mark.in_process
 def test_many_small_writes_are_merged_and_stay_correct(glue: Catalog) -> None:
-    from gluecat.catalog import compaction
+    from gluecat.catalog import compact
+    from gluecat.catalog.rows import merging
 
     make_table(glue, "t", [("k", "int")], PartitionIndexes=[{"IndexName": "k", "Keys": ["k"]}])
     for i in range(120):
         glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part(str(i)))
         if i % 3 == 0:
             glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=[str(i)])
-    assert len(glue.store.latest().table_segments(("db", "t"))) <= compaction.MAX_SEGMENTS
+    assert len(glue.store.latest().table_segments(("db", "t"))) <= merging.MAX_SEGMENTS
     expected = [[str(i)] for i in range(120) if i % 3]
     assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == sorted(expected)
     assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="k >= 100")) == sorted(
@@ -535,7 +536,7 @@ def test_many_small_writes_are_merged_and_stay_correct(glue: Catalog) -> None:
     )
     fresh = Catalog(glue.warehouse)  # another process's view, built from the files
     assert values_of(fresh.get_partitions(DatabaseName="db", TableName="t")) == sorted(expected)
-    compaction.compact_all(glue.store)
+    compact.compact_all(glue._ctx)
     assert len(glue.store.latest().table_segments(("db", "t"))) == 1
     assert values_of(glue.get_partitions(DatabaseName="db", TableName="t", Expression="k >= 100")) == sorted(
         [str(i)] for i in range(100, 120) if i % 3
@@ -562,7 +563,7 @@ def test_get_partitions_as_of_a_time_sees_the_partitions_of_then(glue: Catalog) 
 
 @pytest.mark.in_process
 def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Catalog) -> None:
-    from gluecat.catalog import compaction
+    from gluecat.catalog import compact
 
     make_table(glue, "t", [("k", "string")])
     make_table(glue, "other", [("k", "string")])
@@ -582,7 +583,7 @@ def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Ca
     )
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("b"))
     own = glue.warehouse_version()
-    assert compaction.compact_table(glue._ctx, "db", "t")
+    assert compact.compact_table(glue._ctx, "db", "t")
     now = glue.warehouse_version()
     assert now == own + 1
     assert glue.partitions_unchanged_since("db", "t", own) == now

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gluecat import Catalog
-from gluecat.catalog import compaction
+from gluecat.catalog.compact import compact_table
 from gluecat.expressions import bind, evaluate_row, parse
 
 KEY_TYPES = {"s": "string", "i": "int", "d": "date"}
@@ -136,7 +136,7 @@ def test_get_partitions_equals_the_reference_evaluator(data: Any) -> None:
                 DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "i", "Keys": index_keys}
             )
         if data.draw(st.booleans()):
-            compaction.compact_table(catalog._ctx, "db", "t")
+            compact_table(catalog._ctx, "db", "t")
         expression = data.draw(st.one_of(st.just(""), expressions(keys)))
         expected = reference(keys, live, expression) if expression else sorted(live)
         total = data.draw(st.sampled_from([1, 2, 3, 10]))

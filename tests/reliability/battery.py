@@ -154,7 +154,7 @@ def build_warehouse(warehouse: str, rng: random.Random, partitions: int = 400) -
         batch("t0", 0, partitions // 2)  # a file segment
         for k in range(9):  # inline segments, then merged
             batch("t0", partitions // 2 + k * 5, 5)
-        gluecat.catalog.compaction.maybe_merge(glue._ctx, "db", "t0")
+        glue._ctx.rows.merger.maybe_merge(("db", "t0"))
         batch("t1", 0, partitions // 4)
         glue.update_table(DatabaseName="db", TableInput=table_input("t1", "v2"))
         glue.store.checkpoint()

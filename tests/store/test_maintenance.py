@@ -6,7 +6,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 from gluecat import Catalog
-from gluecat.catalog import compaction
+from gluecat.catalog import compact
 from gluecat.store import layout, maintenance
 from tests.int_partitions import add, live, make
 
@@ -45,7 +45,7 @@ def test_expiry_keeps_merged_segment_files_and_drops_what_they_replaced(warehous
     assert layout.inline_segment_entry(big) is None
     for k in range(5000, 5007):
         add(glue, k)
-    assert compaction.compact_table(glue._ctx, "db", "t")
+    assert compact.compact_table(glue._ctx, "db", "t")
     (merged,) = glue.store.latest().table_segments(("db", "t"))
     report = expire_everything_before_now(glue)
     assert big in report.data_files and merged not in report.data_files

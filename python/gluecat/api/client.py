@@ -16,7 +16,7 @@ import pyarrow.fs as pafs
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
-from gluecat.catalog import compaction, databases, search, statistics, tables, tags
+from gluecat.catalog import databases, search, statistics, tables, tags
 from gluecat.catalog.context import Context, Limits
 from gluecat.errors import InvalidInputException
 from gluecat.store.store import Store
@@ -59,7 +59,7 @@ class Catalog(ServiceClient, PartitionOperations):
     def close(self) -> None:
         """Wait for the segment merges this catalog's writes have started (they run in the background);
         the catalog stays usable. Before removing a warehouse folder, say."""
-        compaction.wait_for_merges(self.store)
+        self._ctx.rows.wait_for_merges()
 
     def __enter__(self) -> Catalog:
         return self

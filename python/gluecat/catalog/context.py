@@ -1,10 +1,12 @@
-"""What every catalog operation needs: the store, the catalog's identity and its resource limits."""
+"""What every catalog operation needs: the store, its row engine, the catalog's identity and its
+resource limits."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
+from gluecat.catalog.rows import RowEngine
 from gluecat.errors import EntityNotFoundException, InvalidInputException
 from gluecat.store.snapshot import Snapshot
 from gluecat.store.store import Store
@@ -34,8 +36,13 @@ class Context:
     catalog_id: str = "000000000000"
     principal: str = "gluecat"
     limits: Limits = field(default_factory=Limits)
-    background_merges: bool = True
-    """Merge partition segments on a background thread (see compaction.after_write)."""
+    background_merges: InitVar[bool] = True
+    """Merge segments on a background thread (see rows.merging.Merger.after_write)."""
+    rows: RowEngine = field(init=False, repr=False)
+    """The one owner of this store's row machinery (views, refolds, merges, group commits)."""
+
+    def __post_init__(self, background_merges: bool) -> None:
+        self.rows = RowEngine(self.store, background_merges=background_merges)
 
     def snapshot(self, as_of: Any = None) -> Snapshot:
         """The latest state, or the state as of a time (QueryAsOfTime)."""
@@ -64,6 +71,10 @@ def copy_doc(doc: Any) -> Any:
     if isinstance(doc, list):
         return [copy_doc(v) for v in doc]
     return doc
+
+
+def partition_key_count(table: dict[str, Any]) -> int:
+    return len(table.get("PartitionKeys") or [])
 
 
 def require_database(snap: Snapshot, name: str) -> Any:

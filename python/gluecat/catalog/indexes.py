@@ -14,8 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from gluecat.catalog import paging
-from gluecat.catalog.context import PARTITION_INDEX, TABLE, Context, copy_doc, require_table
-from gluecat.catalog.partition_views import partition_key_count, view
+from gluecat.catalog.context import (
+    PARTITION_INDEX,
+    TABLE,
+    Context,
+    copy_doc,
+    partition_key_count,
+    require_table,
+)
 from gluecat.errors import (
     AlreadyExistsException,
     ConflictException,
@@ -185,7 +191,7 @@ def check_table_update(ctx: Context, snap: Snapshot, old: dict[str, Any], new: d
     elif (
         len(old_keys) != len(new_keys)
         and snap.table_segments((old["DatabaseName"], old["Name"]))
-        and view(ctx.store, snap, (old["DatabaseName"], old["Name"]), len(old_keys)).count() > 0
+        and ctx.rows.view(snap, (old["DatabaseName"], old["Name"]), len(old_keys)).count() > 0
     ):
         raise InvalidInputException(
             f"TableInput.PartitionKeys: the table has partitions with {len(old_keys)} values each; "
@@ -254,7 +260,7 @@ def backfill(ctx: Context, database: str, table_name: str, name: str) -> None:
     if table is None or desc is None or desc["IndexStatus"] != "CREATING":
         return
     n = partition_key_count(table)
-    base = view(ctx.store, snap, (database, table_name), n)
+    base = ctx.rows.view(snap, (database, table_name), n)
     rows = base.select(base.base, lambda d: d)
     positions = _positions(table)
     samples: dict[str, list[dict[str, list[str]]]] = {}

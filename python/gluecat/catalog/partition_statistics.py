@@ -11,8 +11,8 @@ from typing import Any
 
 from gluecat.catalog import statistics
 from gluecat.catalog.context import PARTITION_COLUMN_STATISTICS, Context, require_table
-from gluecat.catalog.partition_rows import value_key
 from gluecat.catalog.partitions import require_partition
+from gluecat.catalog.rows.segments import value_key
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
 

@@ -7,24 +7,24 @@ import threading
 import pytest
 
 from gluecat import Catalog
-from gluecat.catalog import partition_views
-from gluecat.catalog.partition_views import view
+from gluecat.catalog.rows import latest
+from gluecat.catalog.rows.view import TableView, fold
 from tests.int_partitions import KEY, add, live, make
 
 
 @pytest.fixture
 def small_limits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Refold past 20 delta rows."""
-    monkeypatch.setattr(partition_views, "MAX_DELTA_ROWS", 20)
+    monkeypatch.setattr(latest, "MAX_DELTA_ROWS", 20)
 
 
-def current(glue: Catalog) -> partition_views.TableView:
-    return view(glue.store, glue.store.latest(), KEY, 1)
+def current(glue: Catalog) -> TableView:
+    return glue._ctx.rows.view(glue.store.latest(), KEY, 1)
 
 
-def settled(glue: Catalog) -> partition_views.TableView:
+def settled(glue: Catalog) -> TableView:
     """The current view once no refold is under way (taking one that ended may start the next)."""
-    while (pending := partition_views._REFOLDS.get(glue.store, {}).get(KEY)) is not None:
+    while (pending := glue._ctx.rows.views.refolds.get(KEY)) is not None:
         pending.thread.join()
         current(glue)
     return current(glue)
@@ -36,14 +36,14 @@ def with_a_held_refold(
     """A table of 100 partitions whose view has a refold running on its thread, held until the event is
     set; and the base's size when the refold started."""
     glue = make(Catalog(warehouse, background_merges=False))
-    monkeypatch.setattr(partition_views, "PENDING_DELTA_FACTOR", 1000)  # never wait for it
+    monkeypatch.setattr(latest, "PENDING_DELTA_FACTOR", 1000)  # never wait for it
     add(glue, *range(40))
     for k in range(40, 70):  # past 20 delta rows: a refold starts
         add(glue, k)
     assert settled(glue).base.num_rows > 40  # the first view asked for after it ended took its base
     release = threading.Event()
-    refold = partition_views.refold
-    monkeypatch.setattr(partition_views, "refold", lambda *a: release.wait(10) and refold(*a))
+    refold = latest.refold
+    monkeypatch.setattr(latest, "refold", lambda *a: release.wait(10) and refold(*a))
     base = current(glue).base.num_rows
     for k in range(70, 100):
         add(glue, k)
@@ -59,7 +59,7 @@ def test_a_large_view_is_refolded_in_the_background_while_writes_go_on(
     assert live(glue) == list(range(100))  # and reads answer from base plus deltas meanwhile
 
     release.set()
-    partition_views._REFOLDS[glue.store][KEY].thread.join()
+    glue._ctx.rows.views.refolds[KEY].thread.join()
     add(glue, 100)
     adopted = current(glue)
     assert adopted.base.num_rows > base and len(adopted.deltas) < len(started.deltas)
@@ -70,7 +70,7 @@ def test_a_reader_takes_a_refold_that_ended_without_a_write(
     warehouse: str, small_limits: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     glue, base, release = with_a_held_refold(warehouse, monkeypatch)
-    pending = partition_views._REFOLDS[glue.store][KEY]
+    pending = glue._ctx.rows.views.refolds[KEY]
     release.set()
     pending.thread.join()
     assert current(glue).base.num_rows > base
@@ -85,9 +85,9 @@ def test_a_refold_is_not_taken_by_a_view_that_no_longer_extends_it(
     add(glue, 40)
     source = settled(glue)
     assert source.base.num_rows == 40 and len(source.deltas) == 1
-    pending = partition_views._Refold(source)
+    pending = latest.Refold(source)
     add(glue, 41)
-    folded_again = partition_views.fold(1, source.segments, [source.base, *source.deltas])
+    folded_again = fold(1, source.segments, [source.base, *source.deltas])
     assert pending.adopt(folded_again) is None  # the same rows, but not the base it started from
     adopted = pending.adopt(current(glue))
     assert adopted is not None and adopted.base.num_rows == 41 and len(adopted.deltas) == 1
@@ -98,9 +98,9 @@ def test_writes_made_while_a_refold_runs_are_squashed_and_its_base_is_still_take
 ) -> None:
     """A refold of a large table runs for a while; the writes made meanwhile keep few deltas (each one
     would cost every later write a little) without touching the deltas the refold folds."""
-    monkeypatch.setattr(partition_views, "MAX_DELTA_SEGMENTS", 4)
+    monkeypatch.setattr(latest, "MAX_DELTA_SEGMENTS", 4)
     glue, base, release = with_a_held_refold(warehouse, monkeypatch)
-    pending = partition_views._REFOLDS[glue.store][KEY]
+    pending = glue._ctx.rows.views.refolds[KEY]
     folding = pending.source.deltas
     for k in range(100, 130):
         add(glue, k)

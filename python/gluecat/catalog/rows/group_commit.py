@@ -10,14 +10,12 @@ another: each gets its own result or error. A writer alone commits at once.
 from __future__ import annotations
 
 import threading
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from gluecat.errors import GlueError
 from gluecat.store.snapshot import Key
-from gluecat.store.store import Store
 
 MAX_GROUP_PARTITIONS = 1000
 """A group stops growing at this many partitions (its segment still fits in its log entry)."""
@@ -43,15 +41,6 @@ class _Queue:
     busy: bool = False
 
 
-_QUEUES: weakref.WeakKeyDictionary[Store, dict[Key, _Queue]] = weakref.WeakKeyDictionary()
-_QUEUES_LOCK = threading.Lock()
-
-
-def _queue(store: Store, key: Key) -> _Queue:
-    with _QUEUES_LOCK:
-        return _QUEUES.setdefault(store, {}).setdefault(key, _Queue())
-
-
 def _take(waiting: list[Request[Any]]) -> list[Request[Any]]:
     """The oldest requests, up to MAX_GROUP_PARTITIONS partitions (at least one request)."""
     n, size = 1, len(waiting[0].parts)
@@ -63,34 +52,45 @@ def _take(waiting: list[Request[Any]]) -> list[Request[Any]]:
     return group
 
 
-def submit(store: Store, key: Key, request: Request[R], commit: Callable[[list[Request[Any]]], None]) -> R:
-    """Commit ``request`` alone or with others queued for the same table; returns its result or raises
-    its error. ``commit`` commits a group and sets each request's result or error; an exception it
-    raises is every request's error."""
-    queue = _queue(store, key)
-    with queue.cond:
-        queue.waiting.append(request)
-        while not request.done and (queue.busy or queue.waiting[0] is not request):
-            queue.cond.wait()
-        group: list[Request[Any]] = []
-        if not request.done:
-            group = _take(queue.waiting)  # this request is the oldest: its writer commits the group
-            queue.busy = True
-    if group:
-        try:
-            commit(group)
-        except BaseException as e:
-            for r in group:
-                r.result, r.error = None, e
-        finally:
-            with queue.cond:
+class GroupCommit:
+    """One store's queues of writes waiting to commit, by row set."""
+
+    def __init__(self) -> None:
+        self._queues: dict[Key, _Queue] = {}
+        self._lock = threading.Lock()
+
+    def _queue(self, key: Key) -> _Queue:
+        with self._lock:
+            return self._queues.setdefault(key, _Queue())
+
+    def submit(self, key: Key, request: Request[R], commit: Callable[[list[Request[Any]]], None]) -> R:
+        """Commit ``request`` alone or with others queued for the same table; returns its result or raises
+        its error. ``commit`` commits a group and sets each request's result or error; an exception it
+        raises is every request's error."""
+        queue = self._queue(key)
+        with queue.cond:
+            queue.waiting.append(request)
+            while not request.done and (queue.busy or queue.waiting[0] is not request):
+                queue.cond.wait()
+            group: list[Request[Any]] = []
+            if not request.done:
+                group = _take(queue.waiting)  # this request is the oldest: its writer commits the group
+                queue.busy = True
+        if group:
+            try:
+                commit(group)
+            except BaseException as e:
                 for r in group:
-                    r.done = True
-                queue.busy = False
-                queue.cond.notify_all()
-    if request.error is not None:
-        raise _own(request.error, any(r is request for r in group))
-    return request.result  # type: ignore[return-value]
+                    r.result, r.error = None, e
+            finally:
+                with queue.cond:
+                    for r in group:
+                        r.done = True
+                    queue.busy = False
+                    queue.cond.notify_all()
+        if request.error is not None:
+            raise _own(request.error, any(r is request for r in group))
+        return request.result  # type: ignore[return-value]
 
 
 def _own(error: BaseException, committed_it: bool) -> BaseException:

@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
-from gluecat.catalog import compaction
+from gluecat.catalog import compact
+from gluecat.catalog.rows import RowEngine, latest, merging
 from gluecat.store.log import MergeSegments
 from gluecat.store.store import Store
 from tests.int_partitions import KEY, add, live, make, segments
@@ -26,13 +27,13 @@ def test_eight_writes_of_one_size_become_one_segment(warehouse: str) -> None:
 
 def test_writes_that_outpace_merging_are_merged_with_their_tier(warehouse: str) -> None:
     glue = make(Catalog(warehouse, background_merges=False))
-    with compaction._merger(glue.store).lock:  # as if the merge thread were busy with something else
+    with glue._ctx.rows.merger.lock:  # as if the merge thread were busy with something else
         blocker = threading.Thread(target=lambda: [add(glue, 100 + i) for i in range(11)])
-        glue._ctx.background_merges = True
+        glue._ctx.rows.background_merges = True
         blocker.start()
         blocker.join()
         assert len(segments(glue)) == 11
-    compaction.maybe_merge(glue._ctx, *KEY)
+    glue._ctx.rows.merger.maybe_merge(KEY)
     # All eleven one-row segments go into one: none is left behind to be rewritten with bigger ones.
     assert len(segments(glue)) == 1
     assert live(glue) == list(range(100, 111))
@@ -50,7 +51,7 @@ def test_a_merge_is_placed_where_its_run_was_so_later_writes_still_win(warehouse
         # The other writer commits while the merged file is being written: it deletes a partition that
         # the run being merged adds, and adds one of its own (and leaves merging to later).
         monkeypatch.setattr(glue.store, "write_segment", write_segment)
-        monkeypatch.setattr(compaction, "after_write", lambda *args: None)
+        monkeypatch.setattr(RowEngine, "after_write", lambda *args: None)
         other.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["3"])
         add(other, 50)
         return write_segment(rows)
@@ -75,7 +76,7 @@ def test_a_merge_whose_run_is_gone_commits_nothing_and_leaves_no_file(warehouse:
 
     def meanwhile(rows: Any) -> str:
         monkeypatch.setattr(glue.store, "write_segment", write_segment)
-        assert compaction.compact_table(glue._ctx, *KEY)  # merges everything first (same process)
+        assert compact.compact_table(glue._ctx, *KEY)  # merges everything first (same process)
         written.append(write_segment(rows))
         return written[-1]
 
@@ -98,8 +99,8 @@ def test_background_merges_keep_up_and_lose_nothing(warehouse: str) -> None:
         if i % 7 == 0:
             glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=[str(i // 2)])
             expected.discard(i // 2)
-        assert len(segments(glue)) <= compaction.BACKLOG + 1
-    compaction.wait_for_merges(glue.store)
+        assert len(segments(glue)) <= merging.BACKLOG + 1
+    glue._ctx.rows.wait_for_merges()
     assert len(segments(glue)) < 20
     assert live(glue) == sorted(expected)
     assert live(Catalog(warehouse)) == sorted(expected)
@@ -121,7 +122,7 @@ def test_writers_in_threads_with_background_merges(warehouse: str) -> None:
         t.start()
     for t in threads:
         t.join()
-    compaction.wait_for_merges(glue.store)
+    glue._ctx.rows.wait_for_merges()
     assert errors == []
     assert live(glue) == sorted(n * 1000 + i for n in range(3) for i in range(60))
 
@@ -139,7 +140,7 @@ def test_a_failed_merge_changes_nothing(warehouse: str, monkeypatch, background:
             add(glue, i)
     except OSError:
         assert not background  # a writer merging itself reports it; its partitions are committed
-    compaction.wait_for_merges(glue.store)
+    glue._ctx.rows.wait_for_merges()
     assert len(segments(glue)) == 8
     assert live(glue) == list(range(8))
 
@@ -148,29 +149,27 @@ def test_closing_a_catalog_waits_for_its_merges(warehouse: str) -> None:
     with make(Catalog(warehouse)) as glue:
         for i in range(64):
             add(glue, i)
-    assert not compaction._run_to_merge(glue.store, segments(glue))  # nothing left to merge
+    assert not merging.run_to_merge(glue.store, segments(glue))  # nothing left to merge
     assert live(glue) == list(range(64))
 
 
 def test_a_reader_catches_up_on_merges_of_merges_without_rereading_the_table(
     warehouse: str, monkeypatch
 ) -> None:
-    from gluecat.catalog import partition_views
-
     glue = make(Catalog(warehouse, background_merges=False))
-    monkeypatch.setattr(compaction, "after_write", lambda *args: None)  # merges only when asked below
+    monkeypatch.setattr(RowEngine, "after_write", lambda *args: None)  # merges only when asked below
     for i in range(5):
         add(glue, i)
     assert live(glue) == list(range(5))  # this process's view now holds the five segments
     other = Catalog(warehouse)  # another process
     assert live(other) == list(range(5))
     folds: list[int] = []
-    fold = partition_views.fold
-    monkeypatch.setattr(partition_views, "fold", lambda *args: folds.append(1) or fold(*args))
+    fold = latest.fold
+    monkeypatch.setattr(latest, "fold", lambda *args: folds.append(1) or fold(*args))
     # Two merges the view does not see in between: the second replaces the first and a newer segment.
-    assert compaction.compact_table(glue._ctx, *KEY)
+    assert compact.compact_table(glue._ctx, *KEY)
     add(other, 5)
-    assert compaction.compact_table(glue._ctx, *KEY)
+    assert compact.compact_table(glue._ctx, *KEY)
     assert live(glue) == list(range(6))
     assert folds == []  # it swapped names and read only the new segment
 
@@ -181,7 +180,7 @@ def test_a_merged_run_holds_each_identity_once_with_its_newest_row(warehouse: st
     glue = make(Catalog(warehouse, background_merges=False))
     add(glue, 9, 3)
     add(glue, 1)
-    merged = compaction._merged(glue.store, 1, segments(glue), keep_deletions=True)
+    merged = merging.merged_rows(glue.store, segments(glue), keep_deletions=True)
     assert merged.column("p0").to_pylist() == ["9", "3", "1"]
     glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["3"])
     glue.update_partition(
@@ -190,7 +189,7 @@ def test_a_merged_run_holds_each_identity_once_with_its_newest_row(warehouse: st
         PartitionValueList=["9"],
         PartitionInput={"Values": ["9"], "StorageDescriptor": {"Location": "s3://b/t/new"}},
     )
-    merged = compaction._merged(glue.store, 1, segments(glue), keep_deletions=True)
+    merged = merging.merged_rows(glue.store, segments(glue), keep_deletions=True)
     newest = {
         vk: (tomb, loc)
         for vk, tomb, loc in zip(
@@ -202,5 +201,5 @@ def test_a_merged_run_holds_each_identity_once_with_its_newest_row(warehouse: st
         "3": (True, None),
         "9": (False, "s3://b/t/new"),
     }
-    dropped = compaction._merged(glue.store, 1, segments(glue), keep_deletions=False)
+    dropped = merging.merged_rows(glue.store, segments(glue), keep_deletions=False)
     assert sorted(dropped.column("p0").to_pylist()) == ["1", "9"]

@@ -10,7 +10,8 @@ import pyarrow.compute as pc
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gluecat.catalog.partition_rows import extend, fold, refold, segment_table, value_key, value_keys
+from gluecat.catalog.rows.segments import segment_table, value_key, value_keys
+from gluecat.catalog.rows.view import extend, fold, refold
 from gluecat.store import codec
 
 TRICKY = ['x"y', "a\\b", "é", "\x7f", "\t", "a,b", '"]', '["', "", "\x00"]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
-from gluecat.catalog import compaction, group_commit
+from gluecat.catalog.rows import RowEngine, group_commit
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException
 from tests.int_partitions import KEY, add, live, make
 
@@ -32,7 +32,7 @@ class Held:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.entered, self.release = threading.Event(), threading.Event()
-        after_write = compaction.after_write
+        after_write = RowEngine.after_write
 
         def held(*args: Any) -> None:
             if not self.entered.is_set():
@@ -40,11 +40,11 @@ class Held:
                 assert self.release.wait(10)
             after_write(*args)
 
-        monkeypatch.setattr(compaction, "after_write", held)
+        monkeypatch.setattr(RowEngine, "after_write", held)
 
 
 def waiting(glue: Catalog) -> int:
-    return len(group_commit._queue(glue.store, KEY).waiting)
+    return len(glue._ctx.rows.groups._queue(KEY).waiting)
 
 
 def start(call: Callable[[], Any], outcomes: dict[str, Any], name: str) -> threading.Thread:
