@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import re
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 """The storage format this code writes; a warehouse written by a newer format is refused, not guessed."""
 
 ROOT = "_gluecat"
 LOG_DIR = f"{ROOT}/log"
 DATA_DIR = f"{ROOT}/data"
 CHECKPOINT_DIR = f"{ROOT}/checkpoints"
+JOURNAL_DIR = f"{ROOT}/transactions"
+JOURNAL_LOCK = f"{JOURNAL_DIR}/lock"
 
 _LOG_NAME = re.compile(r"^(\d{20})\.json$")
 _CHECKPOINT_NAME = re.compile(r"^(\d{20})(?:\.([0-9a-f]{32}))?\.parquet$")
+_JOURNAL_NAME = re.compile(r"^journal-(\d{20})\.jsonl$")
 _DATA_NAME = re.compile(r"^[0-9A-Za-z_-]+(?:\.([0-9a-f]{32}))?\.(?:records|partitions)\.parquet$")
 
 
@@ -58,6 +61,16 @@ def inline_segment_entry(path: str) -> str | None:
     """The log entry that carries a segment, or None for a segment in a file of its own."""
     name, found, _ = path.partition("#")
     return name if found else None
+
+
+def journal_path(generation: int) -> str:
+    """The transaction journal's file of one generation (a rewrite makes the next)."""
+    return f"{JOURNAL_DIR}/journal-{generation:020d}.jsonl"
+
+
+def parse_journal_name(name: str) -> int | None:
+    m = _JOURNAL_NAME.match(name)
+    return int(m.group(1)) if m else None
 
 
 def parse_log_name(name: str) -> int | None:

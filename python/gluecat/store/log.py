@@ -33,6 +33,10 @@ from gluecat.store.snapshot import Key, Link
 
 CHECKSUMMED_FORMAT = 4
 """The first format whose entries carry their own checksum; every later entry of such a log must too."""
+ROW_SETS_FORMAT = 5
+"""The first format with governed tables: a table's objects as a row set of their own (its key ends in
+``OBJECTS``), records carried inline, and transaction commits."""
+OBJECTS = "objects"
 
 _CHECKSUM_MEMBER = b',"checksum":"'
 _TRAILER = len(_CHECKSUM_MEMBER) + 32 + 2  # the member, 32 hex digits, the closing quote and brace
@@ -56,11 +60,15 @@ class Fields:
     """An action's JSON object, read field by field: anything missing or of the wrong type is a
     StorageError naming the entry and the action."""
 
-    def __init__(self, doc: dict[str, Any], where: str, version: int, checksummed: bool) -> None:
+    def __init__(
+        self, doc: dict[str, Any], where: str, version: int, checksummed: bool, format: int = 0
+    ) -> None:
         self.doc = doc
         self.where = where
         self.version = version
         self.checksummed = checksummed
+        self.format = format
+        """The storage format of the entry (0 where it does not matter)."""
 
     def fail(self, why: str) -> StorageError:
         return StorageError(f"{self.where}: {why}")
@@ -83,11 +91,26 @@ class Fields:
     def opt_count(self, key: str) -> int | None:
         return None if key not in self.doc else self.count(key)
 
-    def table(self) -> Key:
-        value = self.doc.get("table")
-        if not isinstance(value, list) or len(value) != 2 or not all(isinstance(v, str) for v in value):
-            raise self.fail(f"field 'table' is not [database, name] ({value!r:.60})")
-        return (value[0], value[1])
+    def table(self, key: str = "table") -> Key:
+        """A row set's key: [database, table] for its partitions, [database, table, "objects"] for a
+        governed table's objects (format 5)."""
+        value = self.doc.get(key)
+        if (
+            not isinstance(value, list)
+            or not 2 <= len(value) <= 3
+            or not all(isinstance(v, str) for v in value)
+            or (len(value) == 3 and (value[2] != OBJECTS or self.format < ROW_SETS_FORMAT))
+        ):
+            raise self.fail(
+                f'field {key!r} is not [database, name] or [database, name, "objects"] ({value!r:.60})'
+            )
+        return tuple(value)
+
+    def text_list(self, key: str) -> list[str]:
+        value = self.doc.get(key)
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.fail(f"field {key!r} is not a list of strings ({value!r:.60})")
+        return value
 
     def data_file(self, key: str) -> str:
         """The name of a data file: in the data folder, and with its checksum in an entry that has one."""
@@ -256,6 +279,79 @@ class MergeSegments(Action):
         return [self.into]
 
 
+@action
+@dataclass(frozen=True)
+class InlineRecords(Action):
+    """Records put or deleted, carried in the entry (format 5): a small commit's record changes need no
+    file of their own. Each is (kind, key, the document's canonical JSON or None for a deletion)."""
+
+    KEY: ClassVar[str] = "inline_records"
+    records: tuple[tuple[str, Key, str | None], ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"inline_records": [[kind, list(key), doc] for kind, key, doc in self.records]}
+
+    @classmethod
+    def from_json(cls, f: Fields) -> InlineRecords:
+        value = f.doc.get("inline_records")
+        if not isinstance(value, list):
+            raise f.fail(f"field 'inline_records' is not a list ({value!r:.60})")
+        records = []
+        for item in value:
+            if (
+                not isinstance(item, list)
+                or len(item) != 3
+                or not isinstance(item[0], str)
+                or not isinstance(item[1], list)
+                or not all(isinstance(k, str) for k in item[1])
+                or not (item[2] is None or isinstance(item[2], str))
+            ):
+                raise f.fail(f"an inline record is not [kind, [key, ...], document or null] ({item!r:.80})")
+            records.append((item[0], tuple(item[1]), item[2]))
+        return cls(tuple(records))
+
+
+@action
+@dataclass(frozen=True)
+class CommitTransaction(Action):
+    """Names the Lake Formation transaction whose writes the entry's other actions are (format 5), and
+    what it changed, for the conflict checks of transactions committed after it: the tables whose
+    definitions it wrote, and the partitions (identities) whose objects it changed, by table. It
+    changes nothing in the state by itself."""
+
+    KEY: ClassVar[str] = "commit_transaction"
+    transaction: str
+    read_version: int
+    """The version the transaction read (its start)."""
+    tables: tuple[Key, ...] = ()
+    objects: tuple[tuple[Key, tuple[str, ...]], ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "commit_transaction": self.transaction,
+            "read_version": self.read_version,
+            "tables": [list(t) for t in self.tables],
+            "objects": [{"table": list(t), "partitions": list(p)} for t, p in self.objects],
+        }
+
+    @classmethod
+    def from_json(cls, f: Fields) -> CommitTransaction:
+        tables = f.doc.get("tables")
+        objects = f.doc.get("objects")
+        if not isinstance(tables, list) or not isinstance(objects, list):
+            raise f.fail("fields 'tables' and 'objects' are not lists")
+        table_keys = tuple(
+            Fields({"table": t}, f.where, f.version, f.checksummed, f.format).table() for t in tables
+        )
+        changed = []
+        for item in objects:
+            if not isinstance(item, dict):
+                raise f.fail(f"an entry of 'objects' is not an object ({item!r:.60})")
+            sub = Fields(item, f.where, f.version, f.checksummed, f.format)
+            changed.append((sub.table(), tuple(sub.text_list("partitions"))))
+        return cls(f.text("commit_transaction"), f.count("read_version"), table_keys, tuple(changed))
+
+
 @dataclass(frozen=True)
 class Entry:
     """A log entry: one commit, or the stub an expiry left in its place (``expired`` set)."""
@@ -382,7 +478,7 @@ def parse(data: bytes, name: str, version: int, after: Link | None = None) -> En
         kinds = [k for k in obj if k in _ACTIONS]
         if len(kinds) != 1:
             raise StorageError(f"{where}: unknown action {sorted(obj)!r:.100}")
-        actions.append(_ACTIONS[kinds[0]].from_json(Fields(obj, where, version, checksummed)))
+        actions.append(_ACTIONS[kinds[0]].from_json(Fields(obj, where, version, checksummed, fmt)))
     return Entry(
         version=version,
         commit_id=commit_id,

@@ -118,6 +118,11 @@ class Changes:
     segment_removes: list[tuple[Key, str]] = field(default_factory=list)
     segment_merges: list[tuple[Key, tuple[str, ...], str]] = field(default_factory=list)
     """(table, a contiguous run of its segments, an already written segment that takes the run's place)."""
+    inline_records: bool = False
+    """Carry the record changes inside the log entry instead of in a record file of their own (for a
+    small commit: one file fewer to write and sync)."""
+    actions: list[Any] = field(default_factory=list)
+    """Further typed log actions (gluecat.store.log) that the entry names, e.g. a transaction's commit."""
 
     def put(self, kind: str, key: Key, doc: Any) -> None:
         self.puts.append((kind, key, doc))
@@ -127,7 +132,12 @@ class Changes:
 
     def is_empty(self) -> bool:
         return not (
-            self.puts or self.deletes or self.segment_adds or self.segment_removes or self.segment_merges
+            self.puts
+            or self.deletes
+            or self.segment_adds
+            or self.segment_removes
+            or self.segment_merges
+            or self.actions
         )
 
 

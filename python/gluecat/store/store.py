@@ -29,10 +29,10 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat.errors import OperationTimeoutException, StorageError
-from gluecat.store import files, layout, log
+from gluecat.store import codec, files, layout, log
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
-from gluecat.store.snapshot import Changes, Key, Link, Snapshot, apply, empty
+from gluecat.store.snapshot import Changes, Key, Link, Raw, Snapshot, apply, empty
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -386,7 +386,11 @@ class Store:
         w.records = [(k, key, doc) for k, key, doc in changes.puts] + [
             (k, key, None) for k, key in changes.deletes
         ]
-        if w.records:
+        if w.records and changes.inline_records:
+            w.actions.append(
+                log.InlineRecords(tuple((kind, key, _doc_text(doc)) for kind, key, doc in w.records))
+            )
+        elif w.records:
             data = files.to_parquet_bytes(files.record_table(w.records))
             path = layout.data_path(f"{commit_id}-{uuid.uuid4().hex[:8]}", log.checksum(data), "records")
             w.paths.append(path)
@@ -417,6 +421,7 @@ class Store:
         for table_key, run, into in changes.segment_merges:
             w.seg_merges.append((table_key, run, into))
             w.actions.append(log.MergeSegments(run, into, table_key, self.segment_footer(into)[0]))
+        w.actions.extend(changes.actions)
 
     def _written_segment(self, path: str, rows: pa.Table) -> None:
         self._footers[path] = (rows.num_rows, dict(rows.schema.metadata or {}))
@@ -536,6 +541,12 @@ class Store:
                 seg_removes.append((action.table, action.path))
             elif isinstance(action, log.MergeSegments):
                 seg_merges.append((action.table, action.run, action.into))
+            elif isinstance(action, log.InlineRecords):
+                records.extend(
+                    (kind, key, None if doc is None else Raw(doc, name)) for kind, key, doc in action.records
+                )
+            elif isinstance(action, log.CommitTransaction):
+                pass  # it names the transaction the other actions of the entry are; it changes nothing
             else:
                 raise StorageError(f"{name}: this store does not apply {type(action).__name__} actions")
         timestamp = from_micros(entry.timestamp_us)
@@ -719,3 +730,10 @@ class Store:
         )
         # Its name carries its checksum, so no flip inside it can make it pass for an older format's.
         self.fs.publish(layout.checkpoint_path(snap.version, log.checksum(data)), data)
+
+
+def _doc_text(doc: Any | None) -> str | None:
+    """A record's document as the canonical JSON an entry carries inline (None for a deletion)."""
+    if doc is None:
+        return None
+    return doc.text if isinstance(doc, Raw) else codec.dumps(doc)

@@ -1,0 +1,113 @@
+"""The transaction journal: records appended under a lock by any process, read by all, a torn tail
+cut off, damage found, rewrites followed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gluecat.errors import StorageError
+from gluecat.store import layout
+from gluecat.store.fs import WarehouseFS
+from gluecat.store.journal import Journal
+
+
+def journal(warehouse: str) -> Journal:
+    return Journal(WarehouseFS.open(warehouse))
+
+
+def append(j: Journal, *records: dict[str, object], sync: bool = True) -> None:
+    with j.locked():
+        j.poll()
+        for r in records:
+            j.append([r], sync=sync)
+
+
+def current_file(warehouse: str) -> str:
+    names = sorted(os.listdir(f"{warehouse}/{layout.JOURNAL_DIR}"))
+    return f"{warehouse}/{layout.JOURNAL_DIR}/{[n for n in names if n.startswith('journal-')][-1]}"
+
+
+def test_records_appended_by_one_handle_are_read_by_another(warehouse: str) -> None:
+    writer, reader = journal(warehouse), journal(warehouse)
+    assert reader.poll() == (False, [])  # no journal yet
+    append(writer, {"op": "a", "n": 1}, {"op": "b", "n": 2})
+    assert reader.poll() == (True, [{"op": "a", "n": 1}, {"op": "b", "n": 2}])
+    append(writer, {"op": "c"})
+    assert reader.poll() == (False, [{"op": "c"}])
+    assert reader.poll() == (False, [])
+
+
+def test_a_record_being_written_is_read_once_whole_and_a_torn_one_is_cut_off(warehouse: str) -> None:
+    writer, reader = journal(warehouse), journal(warehouse)
+    append(writer, {"op": "whole"})
+    path = current_file(warehouse)
+    with open(path, "ab") as f:  # what a writer killed half way through its write leaves
+        f.write(b'0123456789abcdef0123456789abcdef {"op": "to')
+    assert reader.poll() == (True, [{"op": "whole"}])  # the unfinished line is not a record (yet)
+    append(writer, {"op": "next"})  # the next writer, holding the lock, cuts it off first
+    assert reader.poll() == (False, [{"op": "next"}])
+    assert Path(path).read_bytes().count(b"\n") == 2
+
+
+def test_a_changed_record_is_damage(warehouse: str) -> None:
+    writer = journal(warehouse)
+    append(writer, {"op": "a", "n": 1}, {"op": "b"})
+    path = current_file(warehouse)
+    Path(path).write_bytes(Path(path).read_bytes().replace(b'"n":1', b'"n":7'))
+    with pytest.raises(StorageError, match="damaged: the record at byte 0 does not match its checksum"):
+        journal(warehouse).poll()
+
+
+def test_a_rewrite_replaces_the_journal_and_readers_start_over(warehouse: str) -> None:
+    writer, reader = journal(warehouse), journal(warehouse)
+    append(writer, {"op": "a"}, {"op": "b"})
+    assert reader.poll()[1] == [{"op": "a"}, {"op": "b"}]
+    with writer.locked():
+        writer.poll()
+        writer.rewrite([{"op": "b"}])
+    append(writer, {"op": "c"})
+    assert reader.poll() == (True, [{"op": "b"}, {"op": "c"}])
+    assert [n for n in os.listdir(f"{warehouse}/{layout.JOURNAL_DIR}") if n.startswith("journal-")] == [
+        "journal-00000000000000000001.jsonl"
+    ]
+
+
+def test_appending_without_having_read_everything_is_refused(warehouse: str) -> None:
+    first, second = journal(warehouse), journal(warehouse)
+    append(first, {"op": "a"})
+    with second.locked(), pytest.raises(AssertionError, match="poll"):
+        second.append([{"op": "b"}], sync=False)  # it would have cut off a's record as a torn tail
+
+
+def test_processes_appending_at_once_lose_no_record(warehouse: str) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from gluecat.store.fs import WarehouseFS
+        from gluecat.store.journal import Journal
+        j = Journal(WarehouseFS.open({warehouse!r}, fsync=False))
+        for i in range(200):
+            with j.locked():
+                j.poll()
+                j.append([{{"op": "w", "who": int(sys.argv[1]), "i": i}}], sync=False)
+        """
+    )
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(4)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0, 0, 0]
+    _, records = journal(warehouse).poll()
+    for who in range(4):
+        assert [r["i"] for r in records if r["who"] == who] == list(range(200))
+
+
+def test_the_journal_needs_a_local_file_system(tmp_path: Path) -> None:
+    import pyarrow.fs as pafs
+
+    fs = WarehouseFS.open("wh", filesystem=pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()))
+    with pytest.raises(StorageError, match="not on a local file system"):
+        Journal(fs)
