@@ -26,6 +26,8 @@ from gluecat.store.store import Store
 MAX_DELTA_ROWS = 50_000
 MAX_DELTA_SEGMENTS = 64
 PENDING_DELTA_FACTOR = 3  # past this many times the refold threshold, a view waits for the pending refold
+RECENT_VIEWS = 4
+"""How many of a row set's views before the latest are kept (they share its base; a few small lists each)."""
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,7 @@ class Refold:
             delta_segments=(),
             delta_maps=fresh.delta_maps[k:],
             _live=folded._live,
+            _lookups=folded._lookups,  # what the refold carried over for its base (e.g. locations)
         )
 
 
@@ -113,14 +116,25 @@ class LatestViews:
         self.store = store
         self._lock = threading.Lock()
         self._latest: dict[Key, TableView] = {}
+        self._recent: dict[Key, list[TableView]] = {}
         self.refolds: dict[Key, Refold] = {}
         """The refold running (or ended and not yet taken) for each row set."""
 
     def view(self, snap: Snapshot, key: Key, n_keys: int) -> TableView:
-        """The folded view of row set ``key`` (rows of ``n_keys`` partition values) at ``snap``."""
+        """The folded view of row set ``key`` (rows of ``n_keys`` partition values) at ``snap``.
+
+        For any state but the store's latest (an older version, or a transaction's own), the latest or
+        a recent view is taken if it has the same segments (the same rows), else one is folded and kept
+        with that state."""
         store = self.store
         segments = snap.table_segments(key)
-        if snap.version < store.cached().version:
+        if snap is not store.cached():
+            with self._lock:
+                kept = [self._latest[key]] if key in self._latest else []
+                kept += self._recent.get(key, [])
+            for found in kept:
+                if found.segments == segments and found.n_keys == n_keys:
+                    return found
             return snap.derived(
                 ("partition-view", key),
                 lambda: fold(n_keys, segments, [store.read_segment(p) for p in segments]),
@@ -133,7 +147,7 @@ class LatestViews:
             fresh = self._folded(key, cached)
             with self._lock:
                 if self._latest.get(key) is cached:
-                    self._latest[key] = fresh
+                    self._keep(key, fresh)
             return fresh
         known = cached.segments if cached is not None else ()
         expanded = (
@@ -149,8 +163,20 @@ class LatestViews:
         else:
             fresh = fold(n_keys, segments, [store.read_segment(p, cache=False) for p in segments])
         with self._lock:
-            self._latest[key] = fresh
+            self._keep(key, fresh)
         return fresh
+
+    def _keep(self, key: Key, fresh: TableView) -> None:
+        """Make ``fresh`` the latest view of ``key`` (holding the lock); the one it replaces joins the
+        recent views, which serve states a little older (a transaction's start) without a fold."""
+        old = self._latest.get(key)
+        self._latest[key] = fresh
+        # Only views on the same base are kept: one on an older base would hold a second copy of the
+        # rows (a refold copies them all).
+        recent = [v for v in self._recent.get(key, []) if v.base is fresh.base]
+        if old is not None and old.segments != fresh.segments and old.base is fresh.base:
+            recent.insert(0, old)
+        self._recent[key] = recent[:RECENT_VIEWS]
 
     def _refold_ended(self, key: Key) -> bool:
         with self._lock:

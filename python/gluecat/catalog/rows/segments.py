@@ -197,6 +197,30 @@ def segment_table(
     )
 
 
+def rows_segment(
+    n_keys: int,
+    values: Sequence[Sequence[str]],
+    identities: Sequence[str],
+    deleted: Sequence[bool],
+    locations: Sequence[str | None],
+    docs: Sequence[str | None],
+) -> pa.Table:
+    """A segment of rows given column by column: each row's partition values, identity, whether it is
+    a deletion, location and document (JSON text)."""
+    cols = [list(c) for c in zip(*values, strict=True)] if values else [[] for _ in range(n_keys)]
+    return pa.Table.from_arrays(
+        [pa.array(c, pa.string()) for c in cols]
+        + [
+            pa.array(identities, pa.string()),
+            pa.array([zlib.crc32(vk.encode()) % BUCKETS for vk in identities], pa.int32()),
+            pa.array(deleted, pa.bool_()),
+            pa.array(locations, pa.string()),
+            pa.array(docs, pa.large_string()),
+        ],
+        schema=segment_schema(n_keys),
+    )
+
+
 def flat_rows(values: Any) -> pa.Array:
     """Row numbers as one int64 array (compute functions answer a chunked column with chunks, and
     some with uint64)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import operator
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -95,6 +95,9 @@ def _merged_maps(maps: list[dict[str, bool]]) -> dict[str, bool]:
     return state
 
 
+_LOCATIONS = "locations"  # the key of the base's location map among a view's lookups
+_DELTA_LOCATIONS = "delta-locations"
+
 # How many filters' hits a view keeps (TableView.base_hits, delta_hits): enough for the pages of a few
 # queries read at once, each at most 8 bytes a row. The most recently computed are kept.
 _KEPT_FILTERS = 4
@@ -170,6 +173,60 @@ class TableView:
             _lookups=self._lookups,
             typed_base=self.typed_base,
         )
+
+    def held_locations(self, locations: Collection[str]) -> dict[str, str]:
+        """Which of ``locations`` live rows hold, each with the identity of the row that holds it: for
+        row sets whose live rows are unique by Location, as a governed table's objects are by Uri.
+
+        The base's locations are mapped once (and carried over by a refold); each delta's when first
+        asked; then only the candidates' identities are looked up."""
+        wanted = set(locations)
+        candidates: dict[str, list[str]] = {}
+        base = self._base_locations()
+        for location in wanted & base.keys():
+            candidates.setdefault(location, []).append(base[location])
+        rows = self._delta_locations()
+        for location in wanted & rows.keys():
+            candidates.setdefault(location, []).extend(rows[location])
+        held: dict[str, str] = {}
+        for location, identities in candidates.items():
+            for vk in identities:
+                if self.exists(vk):
+                    held[location] = vk
+                    break
+        return held
+
+    def _base_locations(self) -> dict[str, str]:
+        with self._lock:
+            found = self._lookups.get(_LOCATIONS)
+        if found is None:
+            locations = self.base.column("Location").to_pylist()
+            found = dict(zip(locations, self.base.column("_vk").to_pylist(), strict=True))
+            found.pop(None, None)
+            with self._lock:
+                self._lookups[_LOCATIONS] = found
+        return cast(dict[str, str], found)
+
+    def _delta_locations(self) -> dict[str, list[str]]:
+        """Location -> the identities of the delta rows with that location, deletions included: for
+        every delta of this view, and perhaps of newer views on the same base, which share the map
+        (their candidates are looked up, so more of them change no answer)."""
+        with self._lock:
+            found = self._lookups.get(_DELTA_LOCATIONS)
+            if found is None:
+                found = self._lookups[_DELTA_LOCATIONS] = ({}, {})
+            covered: dict[int, pa.Table] = found[0]
+            rows: dict[str, list[str]] = found[1]
+            for delta in self.deltas:
+                if id(delta) in covered:
+                    continue
+                covered[id(delta)] = delta  # kept, so that its id is not reused meanwhile
+                for location, vk in zip(
+                    delta.column("Location").to_pylist(), delta.column("_vk").to_pylist(), strict=True
+                ):
+                    if location is not None:
+                        rows.setdefault(location, []).append(str(vk))
+        return rows
 
     def delta_state(self) -> dict[str, bool]:
         """Identity -> alive, for every identity the deltas name (the newest delta wins)."""
@@ -328,6 +385,10 @@ def refold(view: TableView, segments: Sequence[str]) -> TableView:
         ]
     )
     base = both.take(by_identity(both, rows))
+    lookups: dict[Any, Any] = {}
+    locations = view._lookups.get(_LOCATIONS)
+    if locations is not None:
+        lookups[_LOCATIONS] = _carried_locations(locations, delta)
     live = None
     if view._live is not None:
         state = view.delta_state()
@@ -338,8 +399,32 @@ def refold(view: TableView, segments: Sequence[str]) -> TableView:
             else:
                 live.pop(vk, None)
     return TableView(
-        n_keys=view.n_keys, base_segments=tuple(segments), base=base, deltas=[], delta_segments=(), _live=live
+        n_keys=view.n_keys,
+        base_segments=tuple(segments),
+        base=base,
+        deltas=[],
+        delta_segments=(),
+        _live=live,
+        _lookups=lookups,
     )
+
+
+def _carried_locations(base: dict[str, str], delta: pa.Table) -> dict[str, str]:
+    """A base's location map after the delta rows (in commit order) are folded into it."""
+    out = dict(base)
+    for vk, dead, location in zip(
+        delta.column("_vk").to_pylist(),
+        delta.column("_tomb").to_pylist(),
+        delta.column("Location").to_pylist(),
+        strict=True,
+    ):
+        if location is None:
+            continue
+        if not dead:
+            out[location] = str(vk)
+        elif out.get(location) == vk:
+            del out[location]
+    return out
 
 
 def extend(view: TableView, segments: Sequence[str], tables: Sequence[pa.Table]) -> TableView:
