@@ -8,8 +8,9 @@ from gluecat.errors import GlueError
 
 if TYPE_CHECKING:
     from gluecat.api.client import Catalog
+    from gluecat.api.lake_formation import LakeFormation
 
-__all__ = ["Catalog", "GlueError"]
+__all__ = ["Catalog", "GlueError", "LakeFormation"]
 __version__ = "0.1.0"
 
 
@@ -20,4 +21,8 @@ def __getattr__(name: str) -> Any:
         from gluecat.api.client import Catalog
 
         return Catalog
+    if name == "LakeFormation":
+        from gluecat.api.lake_formation import LakeFormation
+
+        return LakeFormation
     raise AttributeError(name)

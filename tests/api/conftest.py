@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from gluecat import Catalog
+from gluecat import Catalog, LakeFormation
 from gluecat.api.service import operations
 from tests.aws_wire import Credentials, Served, make_credentials
 from tests.certificates import make_certificate
@@ -27,7 +28,7 @@ from .response_shapes import problems
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
-    if "catalog" in metafunc.fixturenames:
+    if "catalog" in metafunc.fixturenames or "governed" in metafunc.fixturenames:
         in_process = metafunc.definition.get_closest_marker("in_process") is not None
         metafunc.parametrize("api", ["python"] if in_process else ["python", "wire"], indirect=True)
 
@@ -60,6 +61,43 @@ def catalog(api: str, warehouse: str, request: pytest.FixtureRequest) -> Any:
     return served.client(parameter_validation=False)
 
 
+@dataclass
+class Governed:
+    """A Glue client and a Lake Formation client of one warehouse: gluecat.Catalog and
+    gluecat.LakeFormation sharing it (``[python]``), or boto3's glue and lakeformation clients of a
+    server that serves both (``[wire]``)."""
+
+    glue: Any
+    lf: Any
+    warehouse: str
+    catalog: Catalog
+    """The Catalog in this process (the one served, over the wire)."""
+
+
+@pytest.fixture
+def governed(api: str, warehouse: str, request: pytest.FixtureRequest) -> Governed:
+    """``@pytest.mark.transaction_timeout(seconds)`` sets the Lake Formation client's idle timeout."""
+    marker = request.node.get_closest_marker("transaction_timeout")
+    options = {"transaction_timeout": marker.args[0]} if marker is not None else {}
+    catalog = Catalog(warehouse)
+    lf = LakeFormation(catalog, **options)
+    if api == "python":
+        return Governed(catalog, lf, warehouse, catalog)
+    served = Served(
+        catalog,
+        request.getfixturevalue("wire_credentials"),
+        request.getfixturevalue("wire_certificate"),
+        lake_formation=lf,
+    )
+    request.addfinalizer(served.stop)
+    return Governed(
+        served.client(parameter_validation=False),
+        served.client("lakeformation", parameter_validation=False),
+        warehouse,
+        catalog,
+    )
+
+
 def in_process(client: Any) -> bool:
     """Whether a test's client is the Python API itself (for what only it can tell, e.g. query plans)."""
     return isinstance(client, Catalog)
@@ -67,22 +105,26 @@ def in_process(client: Any) -> bool:
 
 @pytest.fixture(autouse=True)
 def responses_conform_to_botocore(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Every response of every Glue operation a test in tests/api makes is checked against botocore's
+    """Every response of every Glue and Lake Formation operation a test in tests/api makes is checked against botocore's
     output shape of the operation (member names, types, required members, enums); a test whose calls
     answered anything else fails, naming the response and what in it does not conform."""
     found: list[str] = []
 
-    def recording(method: Callable[..., Any], api: str) -> Callable[..., Any]:
+    def recording(method: Callable[..., Any], api: str, service: str) -> Callable[..., Any]:
         @functools.wraps(method)
-        def call(self: Catalog, *args: Any, **kwargs: Any) -> Any:
+        def call(self: Any, *args: Any, **kwargs: Any) -> Any:
             response = method(self, *args, **kwargs)
-            found.extend(problems("glue", api, response))
+            found.extend(problems(service, api, response))
             return response
 
         return call
 
     for name, api in operations(Catalog, "glue"):
-        monkeypatch.setattr(Catalog, name, recording(getattr(Catalog, name), api))
+        monkeypatch.setattr(Catalog, name, recording(getattr(Catalog, name), api, "glue"))
+    for name, api in operations(LakeFormation, "lakeformation"):
+        monkeypatch.setattr(
+            LakeFormation, name, recording(getattr(LakeFormation, name), api, "lakeformation")
+        )
     yield found
     assert found == [], "responses that botocore's output shapes do not allow:\n" + "\n".join(found[:20])
 

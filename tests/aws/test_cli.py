@@ -124,9 +124,8 @@ def test_serve_prints_the_endpoint_and_the_lines_to_paste(serving: Serving) -> N
     assert f"export AWS_CA_BUNDLE={serving.cert}" in serving.banner
 
 
-def test_boto3_with_the_printed_profile(
-    serving: Serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _profile(serving: Serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> boto3.session.Session:
+    """A boto3 session of the printed profile, pasted into a config file, and the access key."""
     config = tmp_path / "config"
     config.write_text(
         "\n".join(
@@ -143,8 +142,32 @@ def test_boto3_with_the_printed_profile(
             monkeypatch.delenv(name)
     monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(credentials))
-    glue = boto3.session.Session(profile_name="gluecat").client("glue")
+    return boto3.session.Session(profile_name="gluecat")
+
+
+def test_boto3_with_the_printed_profile(
+    serving: Serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glue = _profile(serving, tmp_path, monkeypatch).client("glue")
     assert [t["Name"] for t in glue.get_tables(DatabaseName="db")["TableList"]] == ["orders"]
+
+
+def test_serve_answers_lake_formation_with_gluecats_transactions(
+    serving: Serving, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    session = _profile(serving, tmp_path, monkeypatch)
+    lf, glue = session.client("lakeformation"), session.client("glue")
+    tx = lf.start_transaction()["TransactionId"]
+    glue.create_table(
+        DatabaseName="db", TableInput={"Name": "staged", "TableType": "GOVERNED"}, TransactionId=tx
+    )
+    assert glue.get_table(DatabaseName="db", Name="staged", TransactionId=tx)["Table"]["Name"] == "staged"
+    assert [t["Name"] for t in glue.get_tables(DatabaseName="db")["TableList"]] == ["orders"]
+    assert (
+        lf.describe_transaction(TransactionId=tx)["TransactionDescription"]["TransactionStatus"] == "ACTIVE"
+    )
+    lf.cancel_transaction(TransactionId=tx)
+    assert lf.list_transactions(StatusFilter="ABORTED")["Transactions"][0]["TransactionId"] == tx
 
 
 def _aws_cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,8 +1,8 @@
 """Lake Formation's REST-JSON API: routes, values and errors by botocore's lakeformation model.
 
-gluecat has no Lake Formation client yet (governed tables add ``gluecat.LakeFormation``), so these
-tests register a small one of their own: the wire is what is tested here, against boto3's real
-lakeformation client.
+These tests register a small client of their own, which answers operations gluecat.LakeFormation does
+not have (query planning, blobs): the wire is what is tested here, against boto3's real lakeformation
+client. gluecat.LakeFormation itself is run over the wire by tests/api/test_lake_formation.py.
 """
 
 from __future__ import annotations

@@ -55,6 +55,10 @@ class Catalog(ServiceClient, PartitionOperations):
             limits=limits or Limits(),
             background_merges=background_merges,
         )
+        if filesystem is None:
+            from gluecat.api.lake_formation import register
+
+            register(warehouse, single_writer, fsync, self._ctx)
 
     def close(self) -> None:
         """Wait for the segment merges this catalog's writes have started (they run in the background);
@@ -149,8 +153,9 @@ class Catalog(ServiceClient, PartitionOperations):
                 "PartitionIndexes: an Iceberg table has no Glue partition keys to index"
             )
         indexes = self._index_descriptors(TableInput, PartitionIndexes)
-        self._ctx.check_transaction(TransactionId)
-        tables.create_table(self._ctx, DatabaseName.lower(), TableInput, indexes, OpenTableFormatInput)
+        tables.create_table(
+            self._ctx, DatabaseName.lower(), TableInput, indexes, OpenTableFormatInput, TransactionId
+        )
         return response()
 
     @operation("UpdateTable")
@@ -165,9 +170,13 @@ class Catalog(ServiceClient, PartitionOperations):
         VersionId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        self._ctx.check_transaction(TransactionId)
         tables.update_table(
-            self._ctx, DatabaseName.lower(), TableInput, skip_archive=bool(SkipArchive), version_id=VersionId
+            self._ctx,
+            DatabaseName.lower(),
+            TableInput,
+            skip_archive=bool(SkipArchive),
+            version_id=VersionId,
+            transaction_id=TransactionId,
         )
         return response()
 
@@ -176,8 +185,7 @@ class Catalog(ServiceClient, PartitionOperations):
         self, *, DatabaseName: str, Name: str, CatalogId: str | None = None, TransactionId: str | None = None
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        self._ctx.check_transaction(TransactionId)
-        tables.delete_table(self._ctx, DatabaseName.lower(), Name.lower())
+        tables.delete_table(self._ctx, DatabaseName.lower(), Name.lower(), TransactionId)
         return response()
 
     @operation("BatchDeleteTable")
@@ -190,9 +198,8 @@ class Catalog(ServiceClient, PartitionOperations):
         TransactionId: str | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        self._ctx.check_transaction(TransactionId)
         names = [n.lower() for n in TablesToDelete]
-        return response(tables.batch_delete_table(self._ctx, DatabaseName.lower(), names))
+        return response(tables.batch_delete_table(self._ctx, DatabaseName.lower(), names, TransactionId))
 
     @operation("GetTable")
     def get_table(

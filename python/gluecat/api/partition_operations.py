@@ -140,9 +140,6 @@ class PartitionOperations:
         QueryAsOfTime: datetime | None = None,
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
-        if QueryAsOfTime is not None and TransactionId is not None:
-            _invalid("QueryAsOfTime", "cannot be specified along with TransactionId")
-        self._ctx.check_transaction(TransactionId)
         return response(
             partitions.get_partitions(
                 self._ctx,
@@ -154,6 +151,7 @@ class PartitionOperations:
                 max_results=MaxResults,
                 exclude_column_schema=bool(ExcludeColumnSchema),
                 as_of=QueryAsOfTime,
+                transaction_id=TransactionId,
             )
         )
 

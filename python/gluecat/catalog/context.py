@@ -3,13 +3,19 @@ resource limits."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import InitVar, dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gluecat.catalog.rows import RowEngine
 from gluecat.errors import EntityNotFoundException, InvalidInputException
 from gluecat.store.snapshot import Snapshot
 from gluecat.store.store import Store
+
+if TYPE_CHECKING:
+    from gluecat.catalog.transactions import Transactions
+
+_TRANSACTIONS_LOCK = threading.Lock()
 
 DATABASE = "database"
 TABLE = "table"
@@ -40,6 +46,7 @@ class Context:
     """Merge segments on a background thread (see rows.merging.Merger.after_write)."""
     rows: RowEngine = field(init=False, repr=False)
     """The one owner of this store's row machinery (views, refolds, merges, group commits)."""
+    _transactions: Transactions | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self, background_merges: bool) -> None:
         self.rows = RowEngine(self.store, background_merges=background_merges)
@@ -48,16 +55,29 @@ class Context:
         """The latest state, or the state as of a time (QueryAsOfTime)."""
         return self.store.latest() if as_of is None else self.store.as_of(as_of)
 
+    def read_snapshot(self, as_of: Any = None, transaction_id: str | None = None) -> Snapshot:
+        """The state a read sees: the latest, as of a time (QueryAsOfTime), or in a transaction
+        (TransactionId: its start state and its own writes); both together are InvalidInputException."""
+        exclusive(as_of, transaction_id)
+        if transaction_id is not None:
+            return self.transactions().read_snapshot(transaction_id)[1]
+        return self.snapshot(as_of)
+
+    def transactions(self) -> Transactions:
+        """This store's Lake Formation transactions (their journal is opened on first use)."""
+        if self._transactions is None:
+            with _TRANSACTIONS_LOCK:
+                if self._transactions is None:
+                    from gluecat.catalog.transactions import Transactions
+
+                    self._transactions = Transactions(self)
+        return self._transactions
+
     def check_catalog_id(self, catalog_id: str | None) -> None:
         if catalog_id is not None and catalog_id != self.catalog_id:
             raise EntityNotFoundException(
                 f"Catalog {catalog_id} not found (this catalog is {self.catalog_id})"
             )
-
-    def check_transaction(self, transaction_id: str | None) -> None:
-        # Lake Formation transactions are not implemented yet, so no transaction id can name one.
-        if transaction_id is not None:
-            raise EntityNotFoundException(f"Transaction {transaction_id} not found")
 
 
 def copy_doc(doc: Any) -> Any:

@@ -29,7 +29,7 @@ from gluecat.errors import (
     InvalidInputException,
     ResourceNumberLimitExceededException,
 )
-from gluecat.expressions.types import KeyType, key_type, partition_value
+from gluecat.expressions.types import Index, KeyType, key_type, partition_value
 from gluecat.store.snapshot import Changes, Snapshot
 
 INDEXABLE_TYPES = {
@@ -95,6 +95,12 @@ def validating_indexes(snap: Snapshot, table: dict[str, Any]) -> list[dict[str, 
 
 def usable_indexes(snap: Snapshot, table: dict[str, Any]) -> list[dict[str, Any]]:
     return [d for d in table_indexes(snap, table) if d["IndexStatus"] == "ACTIVE"]
+
+
+def planning_indexes(snap: Snapshot, table: dict[str, Any]) -> list[Index]:
+    """The table's ACTIVE partition indexes, as the query planner takes them (for its partitions and,
+    of a governed table, its objects)."""
+    return [Index(d["IndexName"], [k["Name"] for k in d["Keys"]]) for d in usable_indexes(snap, table)]
 
 
 @functools.lru_cache(maxsize=8192)

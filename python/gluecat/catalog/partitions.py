@@ -553,14 +553,7 @@ def plan_query(snap: Snapshot, table: dict[str, Any], expression: str | None, pr
     """``predicate``: Spark's pushed filters (gluecat.expressions.spark), instead of an expression."""
     keys = _keys(table)
     predicate = ex.parse(expression or "") if predicate is None else relaxed(predicate, keys)
-    return planned(keys, ex.bind(predicate, keys), active_indexes(snap, table))
-
-
-def active_indexes(snap: Snapshot, table: dict[str, Any]) -> list[ex.Index]:
-    """The table's ACTIVE partition indexes, for planning a query of its partitions or objects."""
-    return [
-        ex.Index(d["IndexName"], [k["Name"] for k in d["Keys"]]) for d in indexes.usable_indexes(snap, table)
-    ]
+    return planned(keys, ex.bind(predicate, keys), indexes.planning_indexes(snap, table))
 
 
 def select(
@@ -581,11 +574,14 @@ def get_partitions(
     max_results: int | None,
     exclude_column_schema: bool,
     as_of: datetime | None,
+    transaction_id: str | None = None,
 ) -> dict[str, Any]:
-    snap = ctx.snapshot(as_of)
+    snap = ctx.read_snapshot(as_of, transaction_id)
     table = require_table(snap, database, table_name)
     query = plan_query(snap, table, expression)
-    token_query = paging.query_digest("GetPartitions", database, table_name, expression, segment, as_of)
+    token_query = paging.query_digest(
+        "GetPartitions", database, table_name, expression, segment, as_of, transaction_id
+    )
     after = paging.read_token(ctx.store.secret, token_query, next_token)
     limit = max_results or MAX_PAGE
     window = Window(after=None if after is None else str(after), segment=segment, limit=limit)

@@ -23,10 +23,11 @@ from gluecat.catalog.context import (
     TABLE_VERSION,
     Context,
     copy_doc,
-    exclusive,
     require_database,
     require_table,
 )
+from gluecat.catalog.objects import rows_key
+from gluecat.catalog.transactions import staged_table_write
 from gluecat.errors import (
     AlreadyExistsException,
     ConcurrentModificationException,
@@ -68,18 +69,43 @@ def table_doc(
     return doc
 
 
+def _write(
+    ctx: Context,
+    operation: str,
+    transaction_id: str | None,
+    key: tuple[str, str],
+    build: Callable[[Snapshot], Changes],
+    *,
+    drop: bool = False,
+) -> None:
+    """Commit the changes ``build`` makes against the latest state; in a transaction, stage those it
+    makes against the transaction's state instead (gluecat.catalog.transactions)."""
+    if transaction_id is None:
+        ctx.store.commit(operation, lambda snap: (build(snap), None))
+        return
+    txs = ctx.transactions()
+
+    def stage(tx: Any) -> tuple[list[dict[str, Any]], None]:
+        snap = txs.overlay(tx)
+        return [staged_table_write(snap, key, build(snap), drop=drop)], None
+
+    txs.stage(transaction_id, stage)
+
+
 def create_table(
     ctx: Context,
     database: str,
     table_input: dict[str, Any],
     index_descriptors: list[dict[str, Any]] | None = None,
     open_table_format: dict[str, Any] | None = None,
+    transaction_id: str | None = None,
 ) -> None:
     """CreateTable; with ``open_table_format``, an Iceberg table whose first metadata file is written
-    (after the database and the name are checked) before the table is committed."""
+    (after the database and the name are checked) before the table is committed. In a transaction
+    (``transaction_id``) it is staged: it exists for the transaction, and for others once it commits."""
     name = table_input["Name"]
     if open_table_format is not None:
-        snap = ctx.snapshot()
+        snap = ctx.read_snapshot(None, transaction_id)
         db = require_database(snap, database)
         if snap.get(TABLE, (database, name)) is not None:
             raise AlreadyExistsException(f"Table {name} already exists.")
@@ -88,7 +114,7 @@ def create_table(
             table_input, open_table_format, f"{base.rstrip('/')}/{name}" if base else None
         )
 
-    def build(snap: Snapshot) -> tuple[Changes, None]:
+    def build(snap: Snapshot) -> Changes:
         require_database(snap, database)
         if snap.get(TABLE, (database, name)) is not None:
             raise AlreadyExistsException(f"Table {name} already exists.")
@@ -105,9 +131,9 @@ def create_table(
         changes.put(TABLE_VERSION, _version_key(database, name, "1"), doc)
         for desc in index_descriptors or []:
             changes.put(PARTITION_INDEX, (database, name, desc["IndexName"]), desc)
-        return changes, None
+        return changes
 
-    ctx.store.commit("CreateTable", build)
+    _write(ctx, "CreateTable", transaction_id, (database, name), build)
 
 
 def update_table(
@@ -117,10 +143,11 @@ def update_table(
     *,
     skip_archive: bool,
     version_id: str | None,
+    transaction_id: str | None = None,
 ) -> None:
     name = table_input["Name"]
 
-    def build(snap: Snapshot) -> tuple[Changes, None]:
+    def build(snap: Snapshot) -> Changes:
         old = require_table(snap, database, name)
         if version_id is not None and version_id != old["VersionId"]:
             raise ConcurrentModificationException(
@@ -149,9 +176,9 @@ def update_table(
         )
         changes.put(TABLE, (database, name), doc)
         changes.put(TABLE_VERSION, _version_key(database, name, new_version), doc)
-        return changes, None
+        return changes
 
-    ctx.store.commit("UpdateTable", build)
+    _write(ctx, "UpdateTable", transaction_id, (database, name), build)
 
 
 def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Changes) -> None:
@@ -167,26 +194,30 @@ def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Change
     for kind in (TABLE_VERSION, COLUMN_STATISTICS, PARTITION_COLUMN_STATISTICS):
         for key in snap.keys_with_prefix(kind, prefix):
             changes.delete(kind, key)
-    for path in snap.table_segments(prefix):
-        changes.segment_removes.append((prefix, path))
+    for key in (prefix, rows_key(database, name)):
+        for path in snap.table_segments(key):
+            changes.segment_removes.append((key, path))
     tags.drop_changes(snap, ("table", database, name), changes)
 
 
-def delete_table(ctx: Context, database: str, name: str) -> None:
-    def build(snap: Snapshot) -> tuple[Changes, None]:
+def delete_table(ctx: Context, database: str, name: str, transaction_id: str | None = None) -> None:
+    def build(snap: Snapshot) -> Changes:
         require_table(snap, database, name)
         changes = Changes()
         drop_table_changes(snap, database, name, changes)
-        return changes, None
+        return changes
 
-    ctx.store.commit("DeleteTable", build)
+    _write(ctx, "DeleteTable", transaction_id, (database, name), build, drop=True)
 
 
-def batch_delete_table(ctx: Context, database: str, names: list[str]) -> dict[str, Any]:
-    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any]]:
+def batch_delete_table(
+    ctx: Context, database: str, names: list[str], transaction_id: str | None = None
+) -> dict[str, Any]:
+    def build(snap: Snapshot) -> tuple[Changes, dict[str, Any], list[str]]:
         require_database(snap, database)
         changes = Changes()
         errors = []
+        dropped: list[str] = []
         seen: set[str] = set()
         for name in names:
             if name in seen:
@@ -195,21 +226,29 @@ def batch_delete_table(ctx: Context, database: str, names: list[str]) -> dict[st
             try:
                 require_table(snap, database, name)
                 drop_table_changes(snap, database, name, changes)
+                dropped.append(name)
             except (EntityNotFoundException, ResourceNotReadyException) as e:
                 errors.append(
                     {"TableName": name, "ErrorDetail": {"ErrorCode": e.code, "ErrorMessage": e.message}}
                 )
-        return changes, {"Errors": errors}
+        return changes, {"Errors": errors}, dropped
 
-    return ctx.store.commit("BatchDeleteTable", build)
+    if transaction_id is None:
+        return ctx.store.commit("BatchDeleteTable", lambda snap: build(snap)[:2])
+    txs = ctx.transactions()
+
+    def stage(tx: Any) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        snap = txs.overlay(tx)
+        _, result, dropped = build(snap)
+        return [staged_table_write(snap, (database, n), Changes(), drop=True) for n in dropped], result
+
+    return txs.stage(transaction_id, stage)
 
 
 def get_table(
     ctx: Context, database: str, name: str, as_of: datetime | None, transaction_id: str | None
 ) -> Any:
-    exclusive(as_of, transaction_id)
-    ctx.check_transaction(transaction_id)
-    snap = ctx.snapshot(as_of)
+    snap = ctx.read_snapshot(as_of, transaction_id)
     return {"Table": copy_doc(require_table(snap, database, name))}
 
 
@@ -244,11 +283,9 @@ def get_tables(
     as_of: datetime | None,
     transaction_id: str | None,
 ) -> dict[str, Any]:
-    exclusive(as_of, transaction_id)
-    ctx.check_transaction(transaction_id)
-    snap = ctx.snapshot(as_of)
+    snap = ctx.read_snapshot(as_of, transaction_id)
     require_database(snap, database)
-    query = paging.query_digest("GetTables", database, expression)
+    query = paging.query_digest("GetTables", database, expression, transaction_id, as_of)
     after = paging.read_token(ctx.store.secret, query, next_token)
     pattern = _name_pattern(expression) if expression else None
     limit = max_results or 100

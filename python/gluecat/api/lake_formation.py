@@ -1,0 +1,182 @@
+"""``gluecat.LakeFormation``: Lake Formation's transactions and governed-table object APIs (boto3's
+``lakeformation`` client shape) over a warehouse.
+
+It shares the warehouse with ``gluecat.Catalog``: a transaction it starts is the TransactionId that the
+Catalog's CreateTable, UpdateTable, DeleteTable, BatchDeleteTable, GetTable, GetTables and GetPartitions
+take. In one process it shares the Catalog's store and catalog Context too: given the Catalog itself,
+or the path of a warehouse a live Catalog has opened (with the same options).
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from datetime import datetime
+from typing import Any
+
+from gluecat.api import validate
+from gluecat.api.operation import operation, response
+from gluecat.api.service import ClientMeta, ServiceClient
+from gluecat.catalog import governed
+from gluecat.catalog.context import Context
+from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, READ_AND_WRITE
+from gluecat.errors import InvalidInputException
+from gluecat.store.store import Store
+
+# The seed (002) requires UpdateTableObjects' TransactionId, which botocore's model leaves optional.
+validate.REQUIRED["UpdateTableObjectsRequest"] = ("TransactionId",)
+
+_OPEN: weakref.WeakValueDictionary[tuple[str, bool, bool], Context] = weakref.WeakValueDictionary()
+
+
+def register(warehouse: str, single_writer: bool, fsync: bool, ctx: Context) -> None:
+    """Remember a Catalog's context, so that a LakeFormation opened on its warehouse shares it."""
+    _OPEN[(_where(warehouse), single_writer, fsync)] = ctx
+
+
+def _where(warehouse: str) -> str:
+    return warehouse if "://" in warehouse else os.path.abspath(warehouse)
+
+
+class LakeFormation(ServiceClient):
+    """Lake Formation transactions and table objects over ``warehouse``: a path or URI, or a
+    ``gluecat.Catalog`` whose store and context it shares.
+
+    ``transaction_timeout`` is how long (seconds) a transaction it starts may stay idle, with no write
+    and no ExtendTransaction, before it is aborted (docs/governed.md).
+    """
+
+    SERVICE = "lakeformation"
+
+    def __init__(
+        self,
+        warehouse: Any = "warehouse",
+        *,
+        catalog_id: str = "000000000000",
+        single_writer: bool = False,
+        fsync: bool = True,
+        transaction_timeout: float = DEFAULT_TIMEOUT_SECONDS,
+        region_name: str = "us-east-1",
+    ) -> None:
+        from gluecat.api.client import Catalog
+
+        self.meta = ClientMeta(self, region_name)
+        if not transaction_timeout > 0:
+            raise ValueError(f"transaction_timeout must be positive, not {transaction_timeout!r}")
+        self.transaction_timeout = float(transaction_timeout)
+        if isinstance(warehouse, Catalog):
+            self._ctx = warehouse._ctx
+            self.warehouse = warehouse.warehouse
+        else:
+            self.warehouse = str(warehouse)
+            shared = _OPEN.get((_where(self.warehouse), single_writer, fsync))
+            if shared is not None and shared.catalog_id == catalog_id:
+                self._ctx = shared
+            else:
+                store = Store(self.warehouse, single_writer=single_writer, fsync=fsync)
+                self._ctx = Context(store=store, catalog_id=catalog_id)
+        self.store = self._ctx.store
+
+    def _catalog(self, catalog_id: str | None) -> None:
+        self._ctx.check_catalog_id(catalog_id)
+
+    # -- transactions --------------------------------------------------------------------------
+
+    @operation("StartTransaction")
+    def start_transaction(self, *, TransactionType: str | None = None) -> dict[str, Any]:
+        kind = TransactionType or READ_AND_WRITE
+        tx_id = self._ctx.transactions().start(kind, self.transaction_timeout)
+        return response({"TransactionId": tx_id})
+
+    @operation("CommitTransaction")
+    def commit_transaction(self, *, TransactionId: str) -> dict[str, Any]:
+        return response({"TransactionStatus": self._ctx.transactions().commit(TransactionId)})
+
+    @operation("CancelTransaction")
+    def cancel_transaction(self, *, TransactionId: str) -> dict[str, Any]:
+        self._ctx.transactions().cancel(TransactionId)
+        return response()
+
+    @operation("ExtendTransaction")
+    def extend_transaction(self, *, TransactionId: str | None = None) -> dict[str, Any]:
+        if TransactionId is None:
+            raise InvalidInputException("TransactionId: is required (the transaction to keep alive)")
+        self._ctx.transactions().extend(TransactionId)
+        return response()
+
+    @operation("DescribeTransaction")
+    def describe_transaction(self, *, TransactionId: str) -> dict[str, Any]:
+        return response({"TransactionDescription": self._ctx.transactions().describe(TransactionId)})
+
+    @operation("ListTransactions")
+    def list_transactions(
+        self,
+        *,
+        CatalogId: str | None = None,
+        StatusFilter: str | None = None,
+        MaxResults: int | None = None,
+        NextToken: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(self._ctx.transactions().listing(StatusFilter, MaxResults, NextToken))
+
+    # -- governed tables' objects --------------------------------------------------------------
+
+    @operation("GetTableObjects")
+    def get_table_objects(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        CatalogId: str | None = None,
+        TransactionId: str | None = None,
+        QueryAsOfTime: datetime | None = None,
+        PartitionPredicate: str | None = None,
+        MaxResults: int | None = None,
+        NextToken: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(
+            governed.get_table_objects(
+                self._ctx,
+                DatabaseName.lower(),
+                TableName.lower(),
+                transaction_id=TransactionId,
+                as_of=QueryAsOfTime,
+                predicate=PartitionPredicate,
+                max_results=MaxResults,
+                next_token=NextToken,
+            )
+        )
+
+    @operation("UpdateTableObjects")
+    def update_table_objects(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        TransactionId: str,
+        WriteOperations: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        governed.update_table_objects(
+            self._ctx, DatabaseName.lower(), TableName.lower(), TransactionId, WriteOperations
+        )
+        return response()
+
+    @operation("DeleteObjectsOnCancel")
+    def delete_objects_on_cancel(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        TransactionId: str,
+        Objects: list[dict[str, Any]],
+        CatalogId: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        governed.delete_objects_on_cancel(
+            self._ctx, DatabaseName.lower(), TableName.lower(), TransactionId, Objects
+        )
+        return response()

@@ -1,0 +1,127 @@
+"""Lake Formation's object operations on governed tables, in transactions: UpdateTableObjects,
+GetTableObjects, DeleteObjectsOnCancel, and what a Spark job needs of them (the objects of the matching
+partitions as Arrow, at a transaction or a time).
+
+Writes are staged in their transaction (gluecat.catalog.transactions) and checked when staged against
+the table's objects as they are now plus the transaction's own writes: adding a Uri that is held, or
+deleting an object that is not, is InvalidInputException and stages nothing. (A write that a commit made
+since the transaction started makes wrong could only belong to a transaction that cannot commit: the
+commit finds the same partition changed since, and refuses it.)
+
+Reads see the transaction's start state plus its own writes (TransactionId of an ACTIVE transaction),
+the state its commit made (of a COMMITTED one), the state as of a time (QueryAsOfTime), or the latest.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import pyarrow as pa
+
+from gluecat.catalog import indexes, paging
+from gluecat.catalog import objects as obj
+from gluecat.catalog.context import Context, partition_key_count
+from gluecat.catalog.rows.view import TableView
+from gluecat.catalog.transactions import (
+    ACTIVE,
+    COMMIT_IN_PROGRESS,
+    Transaction,
+    now_us,
+    staged_object_write,
+)
+from gluecat.store.snapshot import Key, Snapshot
+
+
+def _wrote_definition(tx: Transaction, key: Key) -> bool:
+    return any(w["w"] == "table" and tuple(w["table"]) == key for w in tx.writes)
+
+
+def update_table_objects(
+    ctx: Context, database: str, name: str, transaction_id: str, operations: list[dict[str, Any]]
+) -> None:
+    """UpdateTableObjects: the writes, checked together, staged whole in the transaction or not at all."""
+    txs = ctx.transactions()
+
+    def stage(tx: Transaction) -> tuple[list[dict[str, Any]], None]:
+        latest, state = txs.writing_state(tx)
+        table = obj.require_governed(state, database, name)
+        writes = obj.parse_writes(table, operations)
+        key = (database, name)
+        now = txs.objects_now(latest, state, table, own_definition=_wrote_definition(tx, key))
+        mine = obj.with_writes(
+            now, partition_key_count(table), txs.own_objects(tx, key), f"transaction {tx.id}"
+        )
+        obj.check_writes(mine, writes, table)
+        return [staged_object_write(table, writes)], None
+
+    txs.stage(transaction_id, stage)
+
+
+def delete_objects_on_cancel(
+    ctx: Context, database: str, name: str, transaction_id: str, objects: list[dict[str, Any]]
+) -> None:
+    """DeleteObjectsOnCancel: files the transaction wrote, to delete if it is canceled or aborted."""
+    txs = ctx.transactions()
+    tx = txs.get(transaction_id)
+    _, state = txs.writing_state(tx)
+    obj.require_governed(state, database, name)
+    txs.on_cancel(transaction_id, (database, name), [(o["Uri"], o.get("ETag")) for o in objects])
+
+
+def _read(
+    ctx: Context, database: str, name: str, transaction_id: str | None, as_of: datetime | None
+) -> tuple[Snapshot, dict[str, Any], TableView]:
+    """The state a read sees, the governed table in it, and its objects there."""
+    if transaction_id is None:
+        snap = ctx.read_snapshot(as_of, None)
+        table = obj.require_governed(snap, database, name)
+        return snap, table, obj.view_of(ctx, snap, table)
+    txs = ctx.transactions()
+    ctx.read_snapshot(as_of, transaction_id)  # both given: InvalidInputException
+    tx, snap = txs.read_snapshot(transaction_id)
+    table = obj.require_governed(snap, database, name)
+    view = obj.view_of(ctx, snap, table)
+    if tx.state(now_us()) in (ACTIVE, COMMIT_IN_PROGRESS):
+        own = txs.own_objects(tx, (database, name))
+        view = obj.with_writes(view, partition_key_count(table), own, f"transaction {tx.id}")
+    return snap, table, view
+
+
+def get_table_objects(
+    ctx: Context,
+    database: str,
+    name: str,
+    *,
+    transaction_id: str | None,
+    as_of: datetime | None,
+    predicate: str | None,
+    max_results: int | None,
+    next_token: str | None,
+) -> dict[str, Any]:
+    """GetTableObjects: a page of the table's objects matching the PartitionPredicate, by partition."""
+    snap, table, view = _read(ctx, database, name, transaction_id, as_of)
+    query = obj.plan(snap, table, predicate, indexes.planning_indexes(snap, table))
+    token_query = paging.query_digest(
+        "GetTableObjects", database, name, predicate or "", transaction_id, obj.as_of_key(as_of)
+    )
+    return obj.page(
+        ctx, view, table, query, token_query=token_query, next_token=next_token, max_results=max_results
+    )
+
+
+def objects_arrow(
+    ctx: Context,
+    database: str,
+    name: str,
+    *,
+    predicate: str | None = None,
+    transaction_id: str | None = None,
+    as_of: datetime | None = None,
+) -> pa.Table:
+    """Every object matching the predicate, as Arrow (a string column per partition key, then Uri, ETag
+    and Size), at a transaction (its start and its own writes while it runs, its commit once it has
+    committed), at a time, or now: what a Spark scan plans from."""
+    snap, table, view = _read(ctx, database, name, transaction_id, as_of)
+    query = obj.plan(snap, table, predicate, indexes.planning_indexes(snap, table))
+    return obj.objects_arrow(view, table, query)

@@ -1,0 +1,195 @@
+"""How transactions keep their state (the journal), finish commits their committer left, and see each
+other across processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from datetime import timedelta
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog, LakeFormation
+from gluecat.catalog import transactions
+from gluecat.store import layout
+from gluecat.store.log import CommitTransaction
+from gluecat.store.maintenance import expire
+
+
+def setup(warehouse: str) -> tuple[Catalog, LakeFormation]:
+    glue = Catalog(warehouse)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "TableType": "GOVERNED",
+            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "s3://lake/t/"},
+            "PartitionKeys": [{"Name": "k", "Type": "int"}],
+        },
+    )
+    return glue, LakeFormation(glue)
+
+
+def add(lf: LakeFormation, tx: str, *uris: str, k: str = "1") -> None:
+    lf.update_table_objects(
+        DatabaseName="db",
+        TableName="t",
+        TransactionId=tx,
+        WriteOperations=[
+            {"AddObject": {"Uri": u, "ETag": "e", "Size": 1, "PartitionValues": [k]}} for u in uris
+        ],
+    )
+
+
+def uris(lf: LakeFormation, **kwargs: Any) -> list[str]:
+    page = lf.get_table_objects(DatabaseName="db", TableName="t", **kwargs)
+    return [o["Uri"] for group in page["Objects"] for o in group["Objects"]]
+
+
+def status(lf: LakeFormation, tx: str) -> str:
+    return str(lf.describe_transaction(TransactionId=tx)["TransactionDescription"]["TransactionStatus"])
+
+
+def commits_of(glue: Catalog, tx: str) -> int:
+    return sum(
+        1
+        for entry in glue.store.log_entries(0, glue.warehouse_version())
+        for action in entry.actions
+        if isinstance(action, CommitTransaction) and action.transaction == tx
+    )
+
+
+def test_a_commit_whose_committer_stopped_after_its_marker_is_finished_once_stale(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glue, lf = setup(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    add(lf, tx, "s3://lake/t/a")
+    txs = lf._ctx.transactions()
+    monkeypatch.setattr(txs, "_finish", lambda tx_id: None)  # the committer stops right after its marker
+    assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
+    monkeypatch.undo()
+    assert status(lf, tx) == "COMMIT_IN_PROGRESS" and uris(lf) == []
+    with pytest.raises(lf.exceptions.TransactionCommitInProgressException):
+        add(lf, tx, "s3://lake/t/late")  # staged after the marker: never part of the commit
+    with pytest.raises(lf.exceptions.TransactionCommitInProgressException):
+        lf.cancel_transaction(TransactionId=tx)
+    assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMIT_IN_PROGRESS"
+    monkeypatch.setattr(transactions, "STALE_COMMIT_SECONDS", 0.0)
+    assert status(lf, tx) == "COMMITTED"
+    assert uris(lf) == ["s3://lake/t/a"] and commits_of(glue, tx) == 1
+
+
+def test_a_commit_published_without_its_end_record_is_found_not_applied_again(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    glue, lf = setup(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    add(lf, tx, "s3://lake/t/a")
+    txs = lf._ctx.transactions()
+    append = txs._append
+
+    def killed_before_the_end(record: dict[str, Any], *, sync: bool) -> None:
+        if record["op"] == "end":
+            raise KeyboardInterrupt  # as if the process died right after its commit's log entry
+        append(record, sync=sync)
+
+    monkeypatch.setattr(txs, "_append", killed_before_the_end)
+    with pytest.raises(KeyboardInterrupt):
+        lf.commit_transaction(TransactionId=tx)
+    monkeypatch.undo()
+    other = LakeFormation(warehouse, fsync=False)  # another process
+    assert other._ctx is not lf._ctx
+    assert status(other, tx) == "COMMIT_IN_PROGRESS"
+    monkeypatch.setattr(transactions, "STALE_COMMIT_SECONDS", 0.0)
+    assert status(other, tx) == "COMMITTED"
+    assert uris(other) == ["s3://lake/t/a"] and commits_of(glue, tx) == 1
+    assert status(lf, tx) == "COMMITTED"
+
+
+def test_another_process_sees_the_transactions_and_their_staged_writes(warehouse: str) -> None:
+    _, lf = setup(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    add(lf, tx, "s3://lake/t/a")
+    script = textwrap.dedent(
+        f"""
+        from gluecat import LakeFormation
+        lf = LakeFormation({warehouse!r})
+        page = lf.get_table_objects(DatabaseName="db", TableName="t", TransactionId={tx!r})
+        assert [o["Uri"] for g in page["Objects"] for o in g["Objects"]] == ["s3://lake/t/a"], page
+        lf.update_table_objects(DatabaseName="db", TableName="t", TransactionId={tx!r}, WriteOperations=[
+            {{"AddObject": {{"Uri": "s3://lake/t/b", "ETag": "e", "Size": 1, "PartitionValues": ["2"]}}}}])
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120)
+    assert uris(lf, TransactionId=tx) == ["s3://lake/t/a", "s3://lake/t/b"]
+    assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
+    assert uris(LakeFormation(warehouse, fsync=False)) == ["s3://lake/t/a", "s3://lake/t/b"]
+
+
+def test_the_journal_is_rewritten_as_it_grows_and_keeps_every_live_write(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, lf = setup(warehouse)
+    monkeypatch.setattr(transactions, "REWRITE_BYTES", 2000)
+    monkeypatch.setattr(transactions, "ENDED_KEPT", 5)
+    open_tx = lf.start_transaction()["TransactionId"]
+    add(lf, open_tx, "s3://lake/t/open", k="9")
+    done = []
+    for i in range(30):
+        tx = lf.start_transaction()["TransactionId"]
+        add(lf, tx, f"s3://lake/t/{i}")
+        lf.commit_transaction(TransactionId=tx)
+        done.append(tx)
+    folder = f"{warehouse}/{layout.JOURNAL_DIR}"
+    generations = [n for n in os.listdir(folder) if n.startswith("journal-")]
+    assert len(generations) == 1 and generations[0] != "journal-00000000000000000000.jsonl"
+    assert os.path.getsize(f"{folder}/{generations[0]}") < 6000
+    fresh = LakeFormation(warehouse, fsync=False)
+    assert status(fresh, open_tx) == "ACTIVE" and status(fresh, done[-1]) == "COMMITTED"
+    with pytest.raises(fresh.exceptions.EntityNotFoundException):
+        fresh.describe_transaction(TransactionId=done[0])  # older than the ENDED_KEPT newest ended ones
+    assert fresh.commit_transaction(TransactionId=open_tx)["TransactionStatus"] == "COMMITTED"
+    assert len(uris(fresh)) == 31
+
+
+def test_a_commit_that_cannot_see_the_history_since_its_start_conflicts(warehouse: str) -> None:
+    glue, lf = setup(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    add(lf, tx, "s3://lake/t/a")
+    glue.create_database(DatabaseInput={"Name": "other"})
+    glue.store.checkpoint()
+    glue.create_database(DatabaseInput={"Name": "another"})
+    expire(glue.store, retain=timedelta(0), dry_run=False)
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match="history has expired"):
+        lf.commit_transaction(TransactionId=tx)
+    assert status(lf, tx) == "ABORTED" and uris(lf) == []
+
+
+def test_a_transaction_commits_in_one_log_entry_with_its_records_inline(warehouse: str) -> None:
+    glue, lf = setup(warehouse)
+    before = glue.warehouse_version()
+    data_files = len(os.listdir(f"{warehouse}/{layout.DATA_DIR}"))
+    tx = lf.start_transaction()["TransactionId"]
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "u",
+            "TableType": "GOVERNED",
+            "StorageDescriptor": {"Columns": [], "Location": "s3://x/"},
+        },
+        TransactionId=tx,
+    )
+    add(lf, tx, "s3://lake/t/a", "s3://lake/t/b")
+    lf.commit_transaction(TransactionId=tx)
+    assert glue.warehouse_version() == before + 1
+    assert len(os.listdir(f"{warehouse}/{layout.DATA_DIR}")) == data_files  # no file but its entry
+    (entry,) = glue.store.log_entries(before, before + 1)
+    assert [type(a).__name__ for a in entry.actions] == ["InlineRecords", "AddSegment", "CommitTransaction"]
+    reopened = Catalog(warehouse)  # read back from the log alone
+    assert reopened.get_table(DatabaseName="db", Name="u")["Table"]["TableType"] == "GOVERNED"
+    assert uris(LakeFormation(warehouse, fsync=False)) == ["s3://lake/t/a", "s3://lake/t/b"]
