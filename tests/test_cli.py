@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import pytest
 
-from gluecat import Catalog
+from gluecat import Catalog, LakeFormation
 from gluecat.cli import main
 
 
@@ -83,3 +84,47 @@ def test_compact_is_a_dry_run_unless_applied(demo: str, capsys: pytest.CaptureFi
 def test_errors_are_reported_not_raised(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["table", "sales", "nope", "-w", demo]) == 1
     assert "EntityNotFoundException" in capsys.readouterr().err
+
+
+def test_transactions_and_objects_commands(warehouse: str, capsys: pytest.CaptureFixture[str]) -> None:
+    glue = Catalog(warehouse)
+    lf = LakeFormation(glue)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={"Name": "t", "TableType": "GOVERNED", "PartitionKeys": [{"Name": "k", "Type": "int"}]},
+    )
+    done = lf.start_transaction()["TransactionId"]
+    lf.update_table_objects(
+        DatabaseName="db",
+        TableName="t",
+        TransactionId=done,
+        WriteOperations=[
+            {"AddObject": {"Uri": f"s3://b/t/{k}", "ETag": "e", "Size": 5, "PartitionValues": [str(k)]}}
+            for k in (1, 2)
+        ],
+    )
+    lf.commit_transaction(TransactionId=done)
+    then = datetime.now(UTC).isoformat()
+    open_tx = lf.start_transaction(TransactionType="READ_ONLY")["TransactionId"]
+
+    assert main(["transactions", "list", "-w", warehouse]) == 0
+    listed = [line.split("\t")[:2] for line in capsys.readouterr().out.splitlines()]
+    assert listed == [[open_tx, "ACTIVE"], [done, "COMMITTED"]]
+    assert main(["transactions", "list", "--status", "COMMITTED", "-w", warehouse]) == 0
+    assert capsys.readouterr().out.split("\t")[0] == done
+    assert main(["transactions", "show", done, "-w", warehouse]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["TransactionStatus"] == "COMMITTED" and shown["TransactionType"] == "READ_AND_WRITE"
+    assert shown["StagedWrites"] == ["db.t: 2 objects added, 0 deleted"]
+    assert shown["CommitVersion"] == glue.warehouse_version()
+    assert main(["transactions", "show", "nosuch", "-w", warehouse]) == 1
+    assert "Transaction nosuch not found" in capsys.readouterr().err
+
+    assert main(["objects", "db.t", "-w", warehouse]) == 0
+    assert capsys.readouterr().out.splitlines() == ["1\ts3://b/t/1\te\t5", "2\ts3://b/t/2\te\t5"]
+    assert main(["objects", "db.t", "--predicate", "k > 1", "--as-of", then, "-w", warehouse]) == 0
+    assert capsys.readouterr().out.splitlines() == ["2\ts3://b/t/2\te\t5"]
+    assert main(["objects", "db.t", "--predicate", "k = 1 OR k = 2", "-w", warehouse]) == 1
+    assert "OR is not supported" in capsys.readouterr().err
+    assert main(["objects", "t", "-w", warehouse]) == 2

@@ -11,7 +11,7 @@ import importlib
 import json
 import sys
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from gluecat.api.pages import every
@@ -84,6 +84,80 @@ def _cmd_partitions_explain(args: argparse.Namespace) -> int:
             print(f"  scans: {r['Text']}")
     print(f"residual filter: {plan['Residual']}")
     print(f"matching partitions: {plan['MatchingPartitions']}")
+    return 0
+
+
+def _lake_formation(args: argparse.Namespace) -> Any:
+    from gluecat import LakeFormation
+
+    return LakeFormation(args.warehouse)
+
+
+def _cmd_transactions_list(args: argparse.Namespace) -> int:
+    lf = _lake_formation(args)
+    kwargs: dict[str, Any] = {"StatusFilter": args.status}
+    for t in every(lf.list_transactions, "Transactions", **kwargs):
+        end = t.get("TransactionEndTime")
+        print(
+            f"{t['TransactionId']}\t{t['TransactionStatus']}\t{t['TransactionStartTime'].isoformat()}"
+            f"\t{end.isoformat() if end else ''}"
+        )
+    return 0
+
+
+def _cmd_transactions_show(args: argparse.Namespace) -> int:
+    lf = _lake_formation(args)
+    shown = dict(lf.describe_transaction(TransactionId=args.id)["TransactionDescription"])
+    tx = lf._ctx.transactions().get(args.id)
+    shown.update(
+        {
+            "TransactionType": tx.kind,
+            "ReadVersion": tx.start_version,
+            "CommitVersion": tx.commit_version,
+            "IdleTimeoutSeconds": tx.timeout_us / 1e6,
+            "StagedWrites": _staged(tx.writes),
+        }
+    )
+    if tx.reason:
+        shown["Reason"] = tx.reason
+    if tx.on_cancel:
+        shown["DeleteOnCancel"] = sum(len(c["objects"]) for c in tx.on_cancel)
+    _print(shown)
+    return 0
+
+
+def _staged(writes: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for w in writes:
+        table = ".".join(w["table"])
+        if w["w"] == "objects":
+            adds = sum(1 for op in w["ops"] if op[3] is not None)
+            out.append(f"{table}: {adds} objects added, {len(w['ops']) - adds} deleted")
+        else:
+            out.append(f"{table}: {'dropped' if w.get('drop') else 'definition written'}")
+    return out
+
+
+def _cmd_objects(args: argparse.Namespace) -> int:
+    database, _, table = args.table.partition(".")
+    if not table:
+        print("gluecat objects: name the table as DATABASE.TABLE", file=sys.stderr)
+        return 2
+    kwargs: dict[str, Any] = {"DatabaseName": database, "TableName": table}
+    if args.predicate:
+        kwargs["PartitionPredicate"] = args.predicate
+    if args.as_of:
+        kwargs["QueryAsOfTime"] = datetime.fromisoformat(args.as_of)
+    if args.transaction:
+        kwargs["TransactionId"] = args.transaction
+    for group in every(_lake_formation(args).get_table_objects, "Objects", **kwargs):
+        values = "\t".join(group.get("PartitionValues", []))
+        for o in group["Objects"]:
+            print(
+                f"{values}\t{o['Uri']}\t{o['ETag']}\t{o['Size']}"
+                if values
+                else f"{o['Uri']}\t{o['ETag']}\t{o['Size']}"
+            )
     return 0
 
 
@@ -170,6 +244,20 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("table")
         p.add_argument("expression", nargs="?", default="", help="a GetPartitions Expression")
         p.set_defaults(func=func)
+    txs = sub.add_parser("transactions", help="Lake Formation transactions: list them, or show one")
+    tsub = txs.add_subparsers(dest="transactions_command", required=True)
+    p = with_warehouse(tsub.add_parser("list", help="the transactions, newest first"))
+    p.add_argument("--status", default="ALL", choices=["ALL", "COMPLETED", "ACTIVE", "COMMITTED", "ABORTED"])
+    p.set_defaults(func=_cmd_transactions_list)
+    p = with_warehouse(tsub.add_parser("show", help="one transaction: status, times, what it staged"))
+    p.add_argument("id")
+    p.set_defaults(func=_cmd_transactions_show)
+    p = with_warehouse(sub.add_parser("objects", help="a governed table's objects (GetTableObjects)"))
+    p.add_argument("table", metavar="DATABASE.TABLE")
+    p.add_argument("--predicate", help="a PartitionPredicate (=, >, <, >=, <= joined by AND)")
+    p.add_argument("--as-of", help="the objects as of a time (ISO 8601, e.g. 2026-01-02T03:04:05+00:00)")
+    p.add_argument("--transaction", help="the objects as a transaction sees them (or its commit left them)")
+    p.set_defaults(func=_cmd_objects)
     p = with_warehouse(sub.add_parser("info", help="the warehouse's version, checkpoints and file counts"))
     p.set_defaults(func=_cmd_info)
     p = with_warehouse(sub.add_parser("compact", help="checkpoint, merge small files, expire old history"))
