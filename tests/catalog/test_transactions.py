@@ -193,3 +193,28 @@ def test_a_transaction_commits_in_one_log_entry_with_its_records_inline(warehous
     reopened = Catalog(warehouse)  # read back from the log alone
     assert reopened.get_table(DatabaseName="db", Name="u")["Table"]["TableType"] == "GOVERNED"
     assert uris(LakeFormation(warehouse, fsync=False)) == ["s3://lake/t/a", "s3://lake/t/b"]
+
+
+def test_a_start_the_machine_lost_comes_back_from_its_id(warehouse: str) -> None:
+    """A start is appended to the journal without a sync of its own (its first write's sync covers it):
+    its id carries what the record says, signed with the warehouse's secret."""
+    _, lf = setup(warehouse)
+    tx = lf.start_transaction(TransactionType="READ_ONLY")["TransactionId"]
+    writer = lf.start_transaction()["TransactionId"]
+    folder = f"{warehouse}/{layout.JOURNAL_DIR}"
+    for name in os.listdir(folder):
+        if name.startswith("journal-"):
+            with open(f"{folder}/{name}", "r+b") as f:
+                f.truncate(0)  # as if the machine lost power before anything synced the records
+    fresh = LakeFormation(warehouse, fsync=False)
+    assert status(fresh, tx) == "ACTIVE"
+    with pytest.raises(fresh.exceptions.InvalidInputException, match="READ_ONLY"):
+        add(fresh, tx, "s3://lake/t/x")
+    add(fresh, writer, "s3://lake/t/a")
+    assert fresh.commit_transaction(TransactionId=writer)["TransactionStatus"] == "COMMITTED"
+    assert uris(lf) == ["s3://lake/t/a"]
+    body, _, mac = writer.rpartition("-")
+    forged = f"{body.replace('-w-', '-r-')}-{mac}"
+    for unknown in (forged, writer.upper(), "0-0-0-w-0-0"):
+        with pytest.raises(fresh.exceptions.EntityNotFoundException):
+            fresh.describe_transaction(TransactionId=unknown)

@@ -32,10 +32,12 @@ journal, and the commit, which finds its own entry if it was already published, 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import logging
+import secrets
 import threading
 import time
-import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -185,6 +187,9 @@ class Transactions:
         self.journal = Journal(ctx.store.fs)
         self._txs: dict[str, Transaction] = {}
         self._unclean: set[str] = set()
+        self._horizon_us = 0
+        """Transactions started up to this time that the journal does not hold were dropped by its
+        rewrites (their ids are unknown now)."""
         """Aborted transactions whose DeleteObjectsOnCancel files are not all deleted yet."""
         self._lock = threading.RLock()
         self._pinned: OrderedDict[str, Snapshot] = OrderedDict()
@@ -201,6 +206,7 @@ class Transactions:
             if reset:
                 self._txs.clear()
                 self._unclean.clear()
+                self._horizon_us = 0
             for r in records:
                 self._apply(r)
 
@@ -216,8 +222,13 @@ class Transactions:
                 last_us=int(r.get("last") or r["time"]),
             )
             return
+        if op == "horizon":
+            self._horizon_us = max(self._horizon_us, r["time"])
+            return
         if tx is None:
-            return  # of a transaction a rewrite dropped
+            tx = self._known(r["tx"])
+            if tx is None:
+                return  # of a transaction a rewrite dropped
         if op == "write":
             tx.writes.extend(r["ws"])
             tx.last_us = max(tx.last_us, r["time"])
@@ -255,15 +266,29 @@ class Transactions:
         for t in keep:
             if t.status is not None and (t.cleaned or not t.on_cancel):
                 t.writes, t.on_cancel = [], []
-        self.journal.rewrite([r for t in keep for r in t.records()])
+        horizon = max([self._horizon_us] + [self._txs[t].start_us for t in dropped])
+        self._horizon_us = horizon
+        self.journal.rewrite(
+            [{"op": "horizon", "tx": "", "time": horizon}, *(r for t in keep for r in t.records())]
+        )
         for tx_id in dropped:
             del self._txs[tx_id]
             self._unclean.discard(tx_id)
 
     def _get(self, tx_id: str) -> Transaction:
-        tx = self._txs.get(tx_id)
+        tx = self._txs.get(tx_id) or self._known(tx_id)
         if tx is None:
             raise EntityNotFoundException(f"Transaction {tx_id} not found.")
+        return tx
+
+    def _known(self, tx_id: str) -> Transaction | None:
+        """A transaction the journal does not hold but its id proves this warehouse started (its start
+        record lost with a machine's power, not yet synced by a later record), unless it is older than
+        what journal rewrites dropped."""
+        tx = _from_id(self.store.secret, tx_id)
+        if tx is None or tx.start_us <= self._horizon_us:
+            return None
+        self._txs[tx_id] = tx
         return tx
 
     def get(self, tx_id: str) -> Transaction:
@@ -276,19 +301,22 @@ class Transactions:
 
     def start(self, kind: str, timeout_seconds: float) -> str:
         snap = self.store.latest()
-        now = now_us()
-        tx_id = uuid.uuid4().hex
-        record = {
-            "op": "start",
-            "tx": tx_id,
-            "type": kind,
-            "version": snap.version,
-            "time": now,
-            "timeout": int(timeout_seconds * 1_000_000),
-        }
+        tx = Transaction(
+            id="",
+            kind=kind,
+            start_version=snap.version,
+            start_us=now_us(),
+            timeout_us=int(timeout_seconds * 1_000_000),
+            last_us=0,
+        )
+        tx.last_us = tx.start_us
+        tx_id = _make_id(self.store.secret, tx)
+        record = tx.records()[0] | {"tx": tx_id}
         with self._lock, self.journal.locked():
             self.refresh()
-            self._append(record, sync=True)
+            # Not synced: the id itself says what the record says, so a start the machine loses
+            # comes back from its id (_known), and the transaction's first synced record covers it.
+            self._append(record, sync=False)
             self._maybe_rewrite()
             self._pinned[tx_id] = snap  # its start state, at hand for its reads
             while len(self._pinned) > 64:
@@ -883,3 +911,35 @@ def _delete_file(uri: str) -> None:
     fs, path = pafs.FileSystem.from_uri(uri if "://" in uri else f"file://{uri}")
     with contextlib.suppress(FileNotFoundError):
         fs.delete_file(path)
+
+
+def _make_id(secret: bytes, tx: Transaction) -> str:
+    """A transaction id that carries what its start record says, signed with the warehouse's secret."""
+    body = (
+        f"{tx.start_version:x}-{tx.start_us:x}-{tx.timeout_us:x}-{'r' if tx.kind == READ_ONLY else 'w'}-"
+        f"{secrets.token_hex(6)}"
+    )
+    return f"{body}-{_mac(secret, body)}"
+
+
+def _mac(secret: bytes, body: str) -> str:
+    return hmac.new(secret, body.encode(), hashlib.sha256).hexdigest()[:16]
+
+
+def _from_id(secret: bytes, tx_id: str) -> Transaction | None:
+    """The transaction an id describes, if this warehouse made it (else None)."""
+    body, _, mac = tx_id.rpartition("-")
+    if not body or not hmac.compare_digest(mac, _mac(secret, body)):
+        return None
+    try:
+        version, start, timeout, kind, _ = body.split("-")
+        return Transaction(
+            id=tx_id,
+            kind=READ_ONLY if kind == "r" else READ_AND_WRITE,
+            start_version=int(version, 16),
+            start_us=int(start, 16),
+            timeout_us=int(timeout, 16),
+            last_us=int(start, 16),
+        )
+    except ValueError:
+        return None
