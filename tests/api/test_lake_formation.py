@@ -876,3 +876,38 @@ def test_delete_objects_on_cancel_checks_its_table_and_objects(governed: Governe
         lf.delete_objects_on_cancel(
             DatabaseName="db", TableName="nosuch", TransactionId=tx, Objects=[{"Uri": "s3://x/y"}]
         )
+
+
+# -- gluecat's own Arrow call, for Spark --------------------------------------------------------------
+
+
+@pytest.mark.in_process
+def test_objects_as_arrow_for_a_scan_at_a_transaction_or_a_time(governed: Governed) -> None:
+    make_table(governed)
+    lf = governed.lf
+    first = commit(governed, add("s3://lake/t/a", "2024-01-01", "1"), add("s3://lake/t/b", "2024-01-02", "2"))
+    then = datetime.now(UTC)
+    commit(governed, add("s3://lake/t/c", "2024-01-03", "3", etag="x", size=7))
+    tx = start(governed)
+    write(governed, tx, delete("s3://lake/t/a", "2024-01-01", "1"), add("s3://lake/t/d", "2024-01-01", "4"))
+
+    def uris(**kwargs: Any) -> list[str]:
+        return (
+            lf.get_table_objects_arrow(DatabaseName="db", TableName="t", **kwargs).column("Uri").to_pylist()
+        )
+
+    table = lf.get_table_objects_arrow(DatabaseName="db", TableName="t", Expression="n IN (3)")
+    assert table.column_names == ["dt", "n", "Uri", "ETag", "Size"]
+    assert table.to_pylist() == [
+        {"dt": "2024-01-03", "n": "3", "Uri": "s3://lake/t/c", "ETag": "x", "Size": 7}
+    ]
+    assert uris(Expression="n = 1 OR n = 3") == ["s3://lake/t/a", "s3://lake/t/c"]  # the whole language
+    spark = [{"op": "GreaterThanOrEqual", "attribute": "dt", "value": "2024-01-02"}]
+    assert uris(SparkFilters=spark) == ["s3://lake/t/b", "s3://lake/t/c"]
+    assert uris(TransactionId=tx) == ["s3://lake/t/d", "s3://lake/t/b", "s3://lake/t/c"]  # its own writes
+    assert uris(TransactionId=first) == ["s3://lake/t/a", "s3://lake/t/b"]  # as its commit left them
+    assert uris(QueryAsOfTime=then) == ["s3://lake/t/a", "s3://lake/t/b"]
+    with pytest.raises(lf.exceptions.InvalidInputException, match="SparkFilters"):
+        uris(SparkFilters=spark, Expression="n = 1")
+    with pytest.raises(lf.exceptions.InvalidInputException, match="QueryAsOfTime: cannot be specified"):
+        uris(TransactionId=tx, QueryAsOfTime=then)

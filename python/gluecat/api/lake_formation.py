@@ -14,13 +14,17 @@ import weakref
 from datetime import datetime
 from typing import Any
 
-from gluecat.api import validate
+import pyarrow as pa
+
+from gluecat.api import shapes, validate
 from gluecat.api.operation import operation, response
+from gluecat.api.patterns import check_transaction_id
 from gluecat.api.service import ClientMeta, ServiceClient
 from gluecat.catalog import governed
 from gluecat.catalog.context import Context
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, READ_AND_WRITE
 from gluecat.errors import InvalidInputException
+from gluecat.expressions import parse_spark_filters
 from gluecat.store.store import Store
 
 # The seed (002) requires UpdateTableObjects' TransactionId, which botocore's model leaves optional.
@@ -180,3 +184,44 @@ class LakeFormation(ServiceClient):
             self._ctx, DatabaseName.lower(), TableName.lower(), TransactionId, Objects
         )
         return response()
+
+    # -- gluecat's own bulk call (not in boto3) --------------------------------------------------
+
+    @operation("GetTableObjectsArrow")
+    def get_table_objects_arrow(
+        self,
+        *,
+        DatabaseName: str,
+        TableName: str,
+        Expression: str | None = None,
+        SparkFilters: list[dict[str, Any]] | None = None,
+        TransactionId: str | None = None,
+        QueryAsOfTime: datetime | None = None,
+    ) -> pa.Table:
+        """Every object of the partitions that match, at once, as Arrow: a string column per partition
+        key, then Uri, ETag and Size (what a Spark scan plans from).
+
+        ``Expression`` is a GetPartitions expression (OR, IN, LIKE, ... as GetPartitions takes them), or
+        ``SparkFilters`` Spark's pushed source filters as JSON trees (gluecat.expressions.spark); read at
+        ``TransactionId`` (its start and own writes; its commit, once committed) or ``QueryAsOfTime``.
+        """
+        database = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
+        table = shapes.check_db_or_table_name(TableName, "TableName")
+        expression = shapes.check_expression(Expression, "Expression")
+        as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
+        if TransactionId is not None:
+            check_transaction_id(TransactionId)
+        if SparkFilters is not None and (expression or not isinstance(SparkFilters, list)):
+            raise InvalidInputException(
+                "SparkFilters: must be a list of filters, and not given with Expression"
+            )
+        predicate = parse_spark_filters(SparkFilters) if SparkFilters is not None else None
+        return governed.objects_arrow(
+            self._ctx,
+            database,
+            table,
+            expression=expression,
+            spark_filters=predicate,
+            transaction_id=TransactionId,
+            as_of=as_of,
+        )

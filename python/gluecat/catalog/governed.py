@@ -22,6 +22,7 @@ import pyarrow as pa
 from gluecat.catalog import indexes, paging
 from gluecat.catalog import objects as obj
 from gluecat.catalog.context import Context, partition_key_count
+from gluecat.catalog.partitions import plan_query
 from gluecat.catalog.rows.view import TableView
 from gluecat.catalog.transactions import (
     ACTIVE,
@@ -115,13 +116,17 @@ def objects_arrow(
     database: str,
     name: str,
     *,
-    predicate: str | None = None,
+    expression: str | None = None,
+    spark_filters: Any = None,
     transaction_id: str | None = None,
     as_of: datetime | None = None,
 ) -> pa.Table:
-    """Every object matching the predicate, as Arrow (a string column per partition key, then Uri, ETag
-    and Size), at a transaction (its start and its own writes while it runs, its commit once it has
-    committed), at a time, or now: what a Spark scan plans from."""
+    """Every object whose partition matches, as Arrow (a string column per partition key, then Uri, ETag
+    and Size, in partition then Uri order), at a transaction (its start and its own writes while it runs,
+    its commit once it has committed), at a time, or now: what a Spark scan plans from.
+
+    ``expression`` is a GetPartitions expression (the whole language, not only a PartitionPredicate's),
+    ``spark_filters`` Spark's pushed filters as parsed by gluecat.expressions.parse_spark_filters; both are
+    planned as GetPartitions plans them, partition indexes included."""
     snap, table, view = _read(ctx, database, name, transaction_id, as_of)
-    query = obj.plan(snap, table, predicate, indexes.planning_indexes(snap, table))
-    return obj.objects_arrow(view, table, query)
+    return obj.objects_arrow(view, table, plan_query(snap, table, expression, spark_filters))
