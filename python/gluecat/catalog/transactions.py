@@ -685,8 +685,14 @@ class Transactions:
                 else:
                     added[ow.uri] = ow.identity
             removed = {ow.identity for ow in ows if ow.deleted}
-            view = self.objects_now(latest, snap, table, own_definition=key in bases)
-            for uri, holder in view.held_locations(added).items():
+            # Staging checked the writes against the objects then; only transactions change objects
+            # (a drop or a new table of the name conflicts above), so unless one changed this table's
+            # since, they are as staging saw them.
+            held: dict[str, str] = {}
+            if key in bases or any(summary and key in summary.objects for _, summary in since):
+                view = self.objects_now(latest, snap, table, own_definition=key in bases)
+                held = view.held_locations(added)
+            for uri, holder in held.items():
                 if holder not in removed:
                     raise ConcurrentModificationException(
                         f"{key[0]}.{key[1]} holds the object {uri!r} (committed since transaction {tx.id} "
