@@ -13,16 +13,8 @@ from gluecat.hms import users
 from gluecat.serving.http import Limits
 
 
-def _lake_formation(warehouse: str) -> Any:
-    """The Lake Formation client the AWS endpoint dispatches to, once gluecat has one."""
-    import gluecat
-
-    factory = getattr(gluecat, "LakeFormation", None)
-    return factory(warehouse) if factory is not None else None
-
-
 def _serve(args: argparse.Namespace) -> int:
-    from gluecat import Catalog
+    from gluecat import Catalog, LakeFormation
     from gluecat.aws import client_config, keys
     from gluecat.aws.endpoint import AwsEndpoint
     from gluecat.hms.server import HiveMetastoreServer
@@ -44,7 +36,7 @@ def _serve(args: argparse.Namespace) -> int:
         catalog,
         keys.AccessKeys(args.users, args.key_file),
         region=args.region,
-        lake_formation=_lake_formation(args.warehouse),
+        lake_formation=LakeFormation(catalog),
         max_body=int(args.max_body_mb * 1024 * 1024),
         reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
     )
