@@ -582,7 +582,11 @@ def test_a_batch_checks_what_its_partitions_share_once_and_still_names_the_first
     assert "Location" not in got["StorageDescriptor"] and got["StorageDescriptor"]["SerdeInfo"] == serde
 
 
-_SHARED_SD = {"Columns": [{"Name": "id", "Type": "bigint"}], "SerdeInfo": {"Parameters": {"a": "b"}}}
+_SHARED_SD = {
+    "Columns": [{"Name": "id", "Type": "bigint"}],
+    "SerdeInfo": {"Parameters": {"a": "b"}},
+    "NumberOfBuckets": 1,
+}
 _ODD_SD = {"Columns": [{"Name": "", "Type": "int"}]}  # invalid: refused wherever it appears
 
 
@@ -606,18 +610,50 @@ def partition_batches(draw: st.DrawFn) -> list[Any]:
         return draw(st.lists(st.one_of(item, st.just("not a dict")), min_size=1, max_size=5))
     # Uniform but for values and locations, one of which may still break a rule anywhere in the batch.
     members = draw(st.sampled_from([_SHARED_SD, _SHARED_SD, _ODD_SD, {}]))
+    # Over the wire, each partition holds equal copies (a JSON decoder shares nothing).
+    wire = draw(st.booleans())
     nice = st.text(alphabet="ab12-/=", max_size=6)
     batch = [
-        {"Values": values, "StorageDescriptor": {**members, "Location": "s3://b/" + loc}}
+        {
+            "Values": values,
+            "StorageDescriptor": {
+                **(copy.deepcopy(members) if wire else members),
+                "Location": "s3://b/" + loc,
+            },
+        }
         for values, loc in draw(st.lists(st.tuples(st.lists(nice, max_size=3), nice), min_size=1, max_size=8))
     ]
     if draw(st.booleans()):
         at = draw(st.integers(0, len(batch) - 1))
-        if draw(st.booleans()):
+        change = draw(st.sampled_from(["values", "location", "look-alike"]))
+        if change == "values":
             batch[at]["Values"] = draw(st.lists(text, min_size=1, max_size=2))
-        else:
+        elif change == "location":
             batch[at]["StorageDescriptor"]["Location"] = draw(location)
+        else:
+            # Equal by == to the others' members, but of other types, which a check may refuse.
+            sd = batch[at]["StorageDescriptor"]
+            batch[at]["StorageDescriptor"] = {**sd, **draw(st.sampled_from(_LOOK_ALIKES))(sd)}
     return batch
+
+
+def _buckets(value: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    return lambda sd: {"NumberOfBuckets": value}
+
+
+_LOOK_ALIKES: list[Callable[[dict[str, Any]], dict[str, Any]]] = [
+    lambda sd: {"Columns": tuple(sd.get("Columns") or ())},
+    lambda sd: {"Columns": [{**c, "Type": Text(c["Type"])} for c in sd.get("Columns") or ()]},
+    lambda sd: {"SerdeInfo": {**sd.get("SerdeInfo", {}), "Parameters": {"a": True}}},
+    lambda sd: {"SerdeInfo": {**sd.get("SerdeInfo", {}), "Parameters": {"a": Text("b")}}},
+    _buckets(True),
+    _buckets(1.0),
+    _buckets(1),
+]
+
+
+class Text(str):
+    """A str subclass: the checks take it and hand back a plain str."""
 
 
 @settings(max_examples=300, deadline=None)
@@ -888,3 +924,16 @@ def test_any_input_is_either_accepted_or_refused_as_invalid_input(check: Check, 
     with contextlib.suppress(InvalidInputException):
         check(raw)
     assert repr(raw) == before
+
+
+def test_a_batch_decoded_from_the_wire_is_checked_as_one_template() -> None:
+    """A JSON decoder gives each partition equal copies of the same descriptor: they are checked once, and
+    the checked partitions share the checked members (which lets the store encode them once too)."""
+    batch = [
+        {"Values": [f"v{i}"], "StorageDescriptor": {**copy.deepcopy(_SHARED_SD), "Location": f"s3://b/{i}"}}
+        for i in range(3)
+    ]
+    out = shapes.check_partition_inputs(batch, "Add")
+    assert [p["StorageDescriptor"]["Location"] for p in out] == ["s3://b/0", "s3://b/1", "s3://b/2"]
+    columns = [p["StorageDescriptor"]["Columns"] for p in out]
+    assert columns[0] == _SHARED_SD["Columns"] and columns[1] is columns[0] and columns[2] is columns[0]

@@ -365,7 +365,8 @@ _UNIFORM_MEMBERS = frozenset({"Values", "StorageDescriptor"})
 
 def _uniform_partition_inputs(items: list[Any], field: str) -> list[dict[str, Any]] | None:
     """The checked inputs, if each is {"Values": [printable ASCII of at most 1,024 characters, ...],
-    "StorageDescriptor": the first's member objects but a printable ASCII Location of at most 2,056
+    "StorageDescriptor": the first's members (the same objects, or equal ones of the same plain JSON types:
+    a request decoded from the wire shares none) but a printable ASCII Location of at most 2,056
     characters} and the first's descriptor is valid; else None, and the caller checks them one by one
     (and so names the first fault). Printable ASCII is one byte a character and inside both line patterns,
     which is what check_text's own fast path accepts."""
@@ -378,7 +379,7 @@ def _uniform_partition_inputs(items: list[Any], field: str) -> list[dict[str, An
     if flat and (set(map(type, flat)) != {str} or not "".join(flat).isascii() or max(map(len, flat)) > 1024):
         return None
     sds = list(map(operator.itemgetter("StorageDescriptor"), items))
-    locations = uniform.all_but(sds, "Location")
+    locations = uniform.all_but_alike(sds, "Location")
     if locations is None or set(map(type, locations)) != {str}:
         return None
     joined = "".join(locations)
