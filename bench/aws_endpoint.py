@@ -9,7 +9,14 @@ batch_create_partition of 100 new partitions into a second table. Everything tra
 with Signature V4: gluecat as ``gluecat serve`` runs it, moto as ``moto_server`` runs it (its Flask
 app under werkzeug, threaded) with the same certificate, each server in its own process. The
 in-process API (gluecat.Catalog opened on the served warehouse in each client process) runs the
-read calls too. Prints requests/s and p50/p99 latency.
+same calls too. Prints requests/s and p50/p99 latency.
+
+boto3 is the main client. A client's own CPU per call bounds what a row can reach whatever the server:
+the "client ceiling" is min(clients, cores) x 1 / that CPU time, what a server of zero cost would allow.
+botocore's parser is most of it for a large reply, so the second table runs the same requests from a
+lean client: the same HTTPS connection and Signature V4 (botocore's SigV4Auth) but the body sent and the
+reply read with orjson and http.client, without botocore's model (timestamps stay numbers), against
+both servers.
 Targets: at least 5x moto's throughput on each call; a 1,000-partition get_partitions over the wire
 within 2x of the in-process API.
 """
@@ -115,6 +122,54 @@ def boto3_client(url: str, key_id: str, secret: str, ca_bundle: str) -> Any:
         verify=ca_bundle,
         config=Config(retries={"max_attempts": 1}),
     )
+
+
+class LeanClient:
+    """Glue's JSON 1.1 protocol by hand: ``client.get_table(**params)`` posts ``AWSGlue.GetTable`` with
+    the parameters as orjson's JSON, signed by botocore's SigV4Auth, over one kept-alive HTTPS
+    connection (http.client writes headers and body in one piece, so Nagle's algorithm does not wait),
+    and answers the reply's JSON decoded by orjson, or raises on an error reply."""
+
+    def __init__(self, url: str, key_id: str, secret: str, ca_bundle: str) -> None:
+        import http.client
+        import socket
+        import ssl
+        from urllib.parse import urlsplit
+
+        from botocore.auth import SigV4Auth
+        from botocore.credentials import Credentials
+
+        self.url = url + "/"
+        where = urlsplit(url)
+        context = ssl.create_default_context(cafile=ca_bundle)
+        self.connection = http.client.HTTPSConnection(where.hostname or "", where.port, context=context)
+        self.connection.connect()
+        self.connection.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.signer = SigV4Auth(Credentials(key_id, secret), "glue", REGION)
+
+    def __getattr__(self, method: str) -> Callable[..., Any]:
+        import orjson
+        from botocore.awsrequest import AWSRequest
+
+        target = "AWSGlue." + "".join(part.capitalize() for part in method.split("_"))
+
+        def call(**params: Any) -> Any:
+            body = orjson.dumps(params)
+            request = AWSRequest(
+                method="POST",
+                url=self.url,
+                data=body,
+                headers={"Content-Type": "application/x-amz-json-1.1", "X-Amz-Target": target},
+            )
+            self.signer.add_auth(request)
+            self.connection.request("POST", "/", body=body, headers=dict(request.headers.items()))
+            reply = self.connection.getresponse()
+            data = reply.read()
+            if reply.status != 200:
+                raise RuntimeError(f"{target}: HTTP {reply.status}: {data[:300]!r}")
+            return orjson.loads(data)
+
+        return call
 
 
 def calls(partitions: int) -> dict[str, Callable[[Any, str, int], Any]]:
@@ -274,6 +329,8 @@ def main() -> None:
                 "gluecat": lambda: boto3_client(glue_url, key_id, secret, cert),
                 "moto": lambda: boto3_client(moto_url, "testing", "testing", cert),
                 "in-process": in_process,
+                "lean gluecat": lambda: LeanClient(glue_url, key_id, secret, cert),
+                "lean moto": lambda: LeanClient(moto_url, "testing", "testing", cert),
             }
             pids = {"gluecat": servers[0].pid, "moto": servers[1].pid}
             rows = []
@@ -281,13 +338,12 @@ def main() -> None:
                 for clients in counts:
                     got = {}
                     for peer, make in peers.items():
-                        if peer == "in-process" and name.startswith("batch"):
-                            continue
-                        before = cpu_seconds(pids[peer]) if peer in pids else 0.0
+                        server = pids.get(peer.removeprefix("lean "))
+                        before = cpu_seconds(server) if server else 0.0
                         got[peer] = drive(make, call, clients, args.seconds)
-                        if peer in pids:
+                        if server:
                             # the server's CPU per call, each client's warm-up call counted too
-                            used = cpu_seconds(pids[peer]) - before
+                            used = cpu_seconds(server) - before
                             got[peer]["cpu"] = used * 1000 / (got[peer]["rps"] * args.seconds + clients)
                     rows.append((name, clients, got))
                     print(f"  {name} x{clients}: {got}", file=sys.stderr, flush=True)
@@ -295,25 +351,39 @@ def main() -> None:
             for proc in servers:
                 proc.terminate()
                 proc.communicate(timeout=30)
-    load = os.getloadavg()[0]
-    print(f"\n{os.cpu_count()} cores (load average {load:.1f} at the end); {args.seconds:g} s a measurement;")
+    report(rows, args.seconds)
+
+
+def report(rows: list[tuple[str, int, dict[str, dict[str, float]]]], seconds: float) -> None:
+    cores = os.cpu_count() or 1
+    print(f"\n{cores} cores (load average {os.getloadavg()[0]:.1f} at the end); {seconds:g} s a measurement;")
     print(
-        "HTTPS + SigV4 for both servers. CPU ms per call: the serving process's / one client process's own\n"
+        "HTTPS + SigV4 for both servers. CPU ms per call: the serving process's / one client process's own."
     )
     print(
-        "| call | clients | gluecat req/s (p50/p99 ms) | moto req/s (p50/p99 ms) | vs moto "
-        "| CPU ms gluecat server/client | CPU ms moto server/client | in-process req/s | wire / in-process |"
+        "Client ceiling: min(clients, cores) x 1,000 / the client's CPU ms per call (a server of zero cost)."
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for name, clients, got in rows:
-        g, m, p = got["gluecat"], got["moto"], got.get("in-process")
-        local = f"{p['rps']:,.0f}" if p else "-"
-        share = f"{g['rps'] / p['rps']:.2f}" if p else "-"
+    for title, prefix in (
+        ("boto3 clients (the benchmark's client)", ""),
+        ("lean client (no botocore model)", "lean "),
+    ):
+        print(f"\n{title}:\n")
         print(
-            f"| {name} | {clients} | {g['rps']:,.0f} ({g['p50']:.1f}/{g['p99']:.1f}) "
-            f"| {m['rps']:,.1f} ({m['p50']:.1f}/{m['p99']:.1f}) | {g['rps'] / m['rps']:.1f}x "
-            f"| {g['cpu']:.1f} / {g['client']:.1f} | {m['cpu']:.1f} / {m['client']:.1f} | {local} | {share} |"
+            "| call | clients | gluecat req/s (p50/p99 ms) | moto req/s (p50/p99 ms) | vs moto "
+            "| CPU ms gluecat server/client | CPU ms moto server/client | client ceiling req/s (reached) "
+            "| in-process req/s (p50 ms) | wire / in-process |"
         )
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for name, clients, got in rows:
+            g, m, p = got[prefix + "gluecat"], got[prefix + "moto"], got["in-process"]
+            ceiling = min(clients, cores) * 1000 / g["client"]
+            print(
+                f"| {name} | {clients} | {g['rps']:,.0f} ({g['p50']:.1f}/{g['p99']:.1f}) "
+                f"| {m['rps']:,.1f} ({m['p50']:.1f}/{m['p99']:.1f}) | {g['rps'] / m['rps']:.1f}x "
+                f"| {g['cpu']:.1f} / {g['client']:.1f} | {m['cpu']:.1f} / {m['client']:.1f} "
+                f"| {ceiling:,.0f} ({g['rps'] / ceiling:.0%}) | {p['rps']:,.0f} ({p['p50']:.2f}) "
+                f"| {g['rps'] / p['rps']:.2f} |"
+            )
 
 
 if __name__ == "__main__":
