@@ -623,6 +623,17 @@ def partition_batches(draw: st.DrawFn) -> list[Any]:
         }
         for values, loc in draw(st.lists(st.tuples(st.lists(nice, max_size=3), nice), min_size=1, max_size=8))
     ]
+    # Members of each partition's own, before or after its descriptor, one of which may be invalid.
+    own = st.sampled_from([{"n": "1"}, {"n": "2"}, {"": "x"}, {"n": 2}, None])
+    if draw(st.booleans()):
+        for item in batch:
+            parameters = draw(own)
+            if draw(st.booleans()):
+                item["Parameters"] = parameters
+            else:
+                members = dict(item)
+                item.clear()
+                item.update({"Parameters": parameters, **members})
     if draw(st.booleans()):
         at = draw(st.integers(0, len(batch) - 1))
         change = draw(st.sampled_from(["values", "location", "look-alike"]))
@@ -656,7 +667,7 @@ class Text(str):
     """A str subclass: the checks take it and hand back a plain str."""
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=400, deadline=None)
 @given(partition_batches())
 def test_a_batch_is_checked_as_its_partitions_one_by_one_would_be(batch: list[Any]) -> None:
     def one_by_one() -> list[dict[str, Any]]:
@@ -937,3 +948,25 @@ def test_a_batch_decoded_from_the_wire_is_checked_as_one_template() -> None:
     assert [p["StorageDescriptor"]["Location"] for p in out] == ["s3://b/0", "s3://b/1", "s3://b/2"]
     columns = [p["StorageDescriptor"]["Columns"] for p in out]
     assert columns[0] == _SHARED_SD["Columns"] and columns[1] is columns[0] and columns[2] is columns[0]
+
+
+def test_partitions_with_members_of_their_own_share_the_checked_descriptor() -> None:
+    batch = [
+        {
+            "Values": [f"v{i}"],
+            "Parameters": {"rows": str(i)},
+            "StorageDescriptor": {**copy.deepcopy(_SHARED_SD), "Location": f"s3://b/{i}"},
+        }
+        for i in range(3)
+    ]
+    out = shapes.check_partition_inputs(batch, "Add")
+    assert [list(p) for p in out] == [["Values", "Parameters", "StorageDescriptor"]] * 3
+    assert [p["Parameters"] for p in out] == [{"rows": "0"}, {"rows": "1"}, {"rows": "2"}]
+    assert out[2]["StorageDescriptor"]["Columns"] is out[0]["StorageDescriptor"]["Columns"]
+    batch[1]["Parameters"] = {"rows": 1}
+    assert_refused(
+        lambda b: shapes.check_partition_inputs(b, "Add"),
+        batch,
+        "Add[1].Parameters['rows']",
+        "must be a string",
+    )

@@ -36,6 +36,7 @@ from gluecat.api.patterns import (
     invalid,
 )
 from gluecat.api.validate import Memo
+from gluecat.errors import InvalidInputException
 
 __all__ = [
     "Checked",
@@ -364,30 +365,62 @@ _UNIFORM_MEMBERS = frozenset({"Values", "StorageDescriptor"})
 
 
 def _uniform_partition_inputs(items: list[Any], field: str) -> list[dict[str, Any]] | None:
-    """The checked inputs, if each is {"Values": [printable ASCII of at most 1,024 characters, ...],
+    """The checked inputs, if each holds {"Values": [printable ASCII of at most 1,024 characters, ...],
     "StorageDescriptor": the first's members (the same objects, or equal ones of the same plain JSON types:
     a request decoded from the wire shares none) but a printable ASCII Location of at most 2,056
-    characters} and the first's descriptor is valid; else None, and the caller checks them one by one
-    (and so names the first fault). Printable ASCII is one byte a character and inside both line patterns,
-    which is what check_text's own fast path accepts."""
-    if not items or set(map(type, items)) != {dict} or not uniform.members_are(items, _UNIFORM_MEMBERS):
+    characters} and any other members of its own (Parameters, ...), and all are valid; else None, and the
+    caller checks them one by one (and so names the first fault). Printable ASCII is one byte a character
+    and inside both line patterns, which is what check_text's own fast path accepts."""
+    if not items or set(map(type, items)) != {dict}:
         return None
-    values = list(map(operator.itemgetter("Values"), items))
+    try:
+        values = list(map(operator.itemgetter("Values"), items))
+        sds = list(map(operator.itemgetter("StorageDescriptor"), items))
+    except KeyError:
+        return None
     if set(map(type, values)) != {list}:
         return None
     flat = list(itertools.chain.from_iterable(values))
     if flat and (set(map(type, flat)) != {str} or not "".join(flat).isascii() or max(map(len, flat)) > 1024):
         return None
-    sds = list(map(operator.itemgetter("StorageDescriptor"), items))
     locations = uniform.all_but_alike(sds, "Location")
     if locations is None or set(map(type, locations)) != {str}:
         return None
     joined = "".join(locations)
     if not joined.isascii() or not joined.isprintable() or max(map(len, locations)) > 2056:
         return None
-    checked = check_storage_descriptor(sds[0], f"{field}[0].StorageDescriptor")
-    shared = {k: v for k, v in checked.items() if k != "Location"}
-    return [
-        {"Values": list(v), "StorageDescriptor": {**shared, "Location": location}}
-        for v, location in zip(values, locations, strict=True)
-    ]
+    try:
+        checked = check_storage_descriptor(sds[0], f"{field}[0].StorageDescriptor")
+        shared = {k: v for k, v in checked.items() if k != "Location"}
+        if uniform.members_are(items, _UNIFORM_MEMBERS):
+            return [
+                {"Values": list(v), "StorageDescriptor": {**shared, "Location": location}}
+                for v, location in zip(values, locations, strict=True)
+            ]
+        return _with_own_members(items, locations, shared, field)
+    except InvalidInputException:
+        # Checked one by one, a fault met here may come after another (the first partition's
+        # Parameters before its descriptor): the caller names the one met first.
+        return None
+
+
+def _with_own_members(
+    items: list[dict[str, Any]], locations: list[str], shared: dict[str, Any], field: str
+) -> list[dict[str, Any]]:
+    """Each partition's members but its descriptor checked as a PartitionInput of its own, and the
+    descriptor the first's checked members with its own location, in the partition's member order."""
+    memo: Checked = {}
+    out = []
+    for i, (item, location) in enumerate(zip(items, locations, strict=True)):
+        rest = check_partition_input(
+            {k: v for k, v in item.items() if k != "StorageDescriptor"}, f"{field}[{i}]", memo
+        )
+        sd = {**shared, "Location": location}
+        out.append(
+            {
+                k: sd if k == "StorageDescriptor" else rest[k]
+                for k in item
+                if k in rest or k == "StorageDescriptor"
+            }
+        )
+    return out
