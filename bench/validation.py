@@ -5,7 +5,8 @@ ParamValidator (what boto3 runs on every call before sending it), on the same re
 
 Requests: BatchCreatePartition of 100 partitions as bulk loaders send them (values and a location each,
 the storage descriptors sharing every other member), the same with 20 columns, a SerDe and parameters
-per partition, GetPartitions with an expression, and GetTable. gluecat's walker checks more than
+per partition, both again as the AWS endpoint gets them (decoded from JSON: the partitions share no
+object) with what bench/aws_endpoint.py sends, GetPartitions with an expression, and GetTable. gluecat's walker checks more than
 botocore's (byte lengths, patterns, enums, ranges, the documents' cross-field rules) and returns a
 normalized copy; botocore checks required members, types and minimums.
 """
@@ -18,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import orjson
 from botocore.session import get_session
 from botocore.validate import ParamValidator
 
@@ -51,9 +53,37 @@ def rich(i: int) -> dict[str, Any]:
     return {"DatabaseName": "db", "TableName": "t", "PartitionInputList": parts}
 
 
+def decoded(make: Callable[[int], dict[str, Any]]) -> Callable[[int], dict[str, Any]]:
+    """A request as the AWS endpoint gets it: decoded from JSON, so its partitions share no object."""
+    return lambda i: orjson.loads(orjson.dumps(make(i)))
+
+
+def described(i: int) -> dict[str, Any]:
+    """What bench/aws_endpoint.py sends: 3 columns, formats and a SerDe in each storage descriptor."""
+    parquet = "org.apache.hadoop.hive.ql.io.parquet"
+    parts = [
+        {
+            "Values": [f"v{i}-{j}"],
+            "StorageDescriptor": {
+                "Columns": [
+                    {"Name": c, "Type": t} for c, t in (("id", "bigint"), ("x", "double"), ("s", "string"))
+                ],
+                "Location": f"s3://lake/t/v{i}-{j}/",
+                "InputFormat": f"{parquet}.MapredParquetInputFormat",
+                "OutputFormat": f"{parquet}.MapredParquetOutputFormat",
+                "SerdeInfo": {"SerializationLibrary": f"{parquet}.serde.ParquetHiveSerDe"},
+            },
+        }
+        for j in range(100)
+    ]
+    return {"DatabaseName": "db", "TableName": "t", "PartitionInputList": parts}
+
+
 REQUESTS: list[tuple[str, str, Callable[[int], dict[str, Any]]]] = [
     ("BatchCreatePartition (100, bulk)", "BatchCreatePartition", bulk),
     ("BatchCreatePartition (100, rich)", "BatchCreatePartition", rich),
+    ("BatchCreatePartition (100, described, wire)", "BatchCreatePartition", decoded(described)),
+    ("BatchCreatePartition (100, rich, wire)", "BatchCreatePartition", decoded(rich)),
     (
         "GetPartitions",
         "GetPartitions",
@@ -87,7 +117,7 @@ def main() -> None:
     args = parser.parse_args()
     service = get_session().get_service_model("glue")
     botocore = ParamValidator()
-    print(f"{'request':36} {'gluecat (us)':>13} {'botocore (us)':>14}")
+    print(f"{'request':44} {'gluecat (us)':>13} {'botocore (us)':>14}")
     for label, operation, make in REQUESTS:
         shape = service.operation_model(operation).input_shape
 
@@ -101,7 +131,7 @@ def main() -> None:
             args.samples,
         )
         peer = median_us(theirs, make, args.samples)
-        print(f"{label:36} {ours:13.1f} {peer:14.1f}")
+        print(f"{label:44} {ours:13.1f} {peer:14.1f}")
 
 
 if __name__ == "__main__":
