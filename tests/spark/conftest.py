@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,7 @@ def spark(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     # Spark's built-in catalog with Hive support (Derby in a temporary folder) beside gluecat, for the
     # differential test; it starts its metastore only when first used.
     hive = tmp_path_factory.mktemp("spark-hive")
+    os.environ["PYSPARK_PYTHON"] = sys.executable  # Python UDFs run where gluecat is installed
     s = session(
         str(warehouse),
         **{

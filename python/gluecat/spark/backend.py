@@ -23,6 +23,7 @@ from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
 from gluecat.spark.data_files import DataFiles, data_files, filesystem, is_external
+from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
@@ -36,6 +37,7 @@ _RESERVED = {
     "external",
     "is_managed_location",
     "table_type",
+    "gluecat.table_type",  # table_type as GlueExtensions' parser passes it (Spark's refuses the key)
     "path",
 }
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
@@ -119,6 +121,7 @@ class Backend:
     def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
         self.files = DataFiles(catalog)
+        self.governed = GovernedWrites(catalog)
 
     def call(self, operation: str, arguments: str) -> str:
         handler = getattr(self, "op_" + operation, None)
@@ -230,8 +233,9 @@ class Backend:
         as of the moment the version was replaced (or now, for the current version).
         """
         unchanged_at = None
+        transaction = None
         if args.get("version") is not None:
-            table, as_of = self._table_version(args)
+            table, as_of, transaction = self._table_at_version(args)
         else:
             if args.get("identities_since") is not None and args.get("as_of") is None:
                 # The shim's copy of the partition identities, checked here as op_partition_identities
@@ -280,7 +284,13 @@ class Backend:
             props["comment"] = table["Description"]
         if table.get("Owner"):
             props["owner"] = table["Owner"]
-        if is_external(table):
+        governed = is_governed(table)
+        if governed:
+            props["table_type"] = "GOVERNED"  # DESCRIBE shows it; SHOW TBLPROPERTIES hides reserved keys:
+            props["gluecat.table_type"] = "GOVERNED"
+            if str(props.get("EXTERNAL", "")).upper() == "TRUE":
+                props["external"] = "true"
+        elif is_external(table):
             props["external"] = "true"  # what Spark's DESCRIBE and Catalog.getTable read as EXTERNAL
         order = props.pop(COLUMN_ORDER, None)
         stats = (
@@ -289,6 +299,8 @@ class Backend:
             else None
         )
         return {
+            "governed": governed,
+            "transaction": transaction,
             "statistics": stats,
             "as_of": as_of.isoformat() if as_of is not None else None,
             "columns": columns(sd.get("Columns", [])),
@@ -301,6 +313,26 @@ class Backend:
             "unreadable": unreadable,
             "identities_unchanged_at": unchanged_at,
         }
+
+    def _table_at_version(self, args: dict[str, Any]) -> tuple[dict[str, Any], datetime | None, str | None]:
+        """VERSION AS OF: a governed table's version is a committed transaction (its commit's state); any
+        other table's a Glue table version."""
+        current = self._table({"database": args["database"], "name": args["name"]})
+        if not is_governed(current):
+            return (*self._table_version(args), None)
+        transaction = str(args["version"])
+        try:
+            self.governed.committed(transaction)
+            got = self.catalog.get_table(
+                DatabaseName=args["database"], Name=args["name"], TransactionId=transaction
+            )
+        except EntityNotFoundException as e:
+            # The table exists now, so not EntityNotFound (which Spark would show as a missing table).
+            raise InvalidInputException(
+                f"VERSION AS OF '{transaction}' of governed table {args['database']}.{args['name']}: "
+                f"{e.message}"
+            ) from e
+        return got["Table"], None, transaction
 
     def _table_version(self, args: dict[str, Any]) -> tuple[dict[str, Any], datetime | None]:
         version = str(args["version"])
@@ -364,6 +396,9 @@ class Backend:
             "TableType": "EXTERNAL_TABLE" if external else "MANAGED_TABLE",
             "Parameters": params,
         }
+        kind = props.get("table_type") or props.get("gluecat.table_type") or ""
+        if str(kind).upper() == "GOVERNED":
+            table["TableType"] = "GOVERNED"  # its data is the objects its writes' transactions register
         if props.get("comment"):
             table["Description"] = props["comment"]
         if props.get("owner"):
@@ -541,18 +576,37 @@ class Backend:
         sd["Location"] = location
         return {"Values": values, "StorageDescriptor": sd}
 
+    def op_list_objects(self, args: dict[str, Any]) -> dict[str, Any]:
+        """A governed table's objects in the partitions matching Spark's filters: columns of partition
+        values, then each object's URI and size; at a committed transaction (``transaction``), a time
+        (``as_of``) or now."""
+        table = self._table(args)
+        keys = [k["Name"] for k in table.get("PartitionKeys") or []]
+        rows = self.governed.objects(
+            table, [f for f in args.get("filters", []) if _pushable(f)], args.get("transaction"), _as_of(args)
+        )
+        return objects_answer(rows, keys)
+
     def op_begin_write(self, args: dict[str, Any]) -> dict[str, str]:
-        """A staging folder for one write job's files."""
-        return {"staging": self.files.begin_write(self._table(args))}
+        """A staging folder for one write job's files; for a governed table, the job's transaction starts
+        too (the folder is named by it)."""
+        table = self._table(args)
+        if is_governed(table):
+            return {"staging": self.governed.begin(table, args.get("transaction_timeout"))}
+        return {"staging": self.files.begin_write(table)}
 
     def op_commit_write(self, args: dict[str, Any]) -> None:
-        """A finished job: its files move into place and its partitions are registered (data_files)."""
-        self.files.commit_write(
-            self._table(args), args["staging"], args["mode"], args["written"], args.get("filters", [])
-        )
+        """A finished job: its files move into place and its partitions are registered (data_files); a
+        governed table's files are registered as objects in the job's transaction, which commits."""
+        table = self._table(args)
+        write = self.governed.commit if is_governed(table) else self.files.commit_write
+        write(table, args["staging"], args["mode"], args["written"], args.get("filters", []))
 
     def op_abort_write(self, args: dict[str, Any]) -> None:
-        self.files.abort_write(args["staging"])
+        if self.governed.owns(args["staging"]):
+            self.governed.abort(args["staging"])
+        else:
+            self.files.abort_write(args["staging"])
 
     def op_truncate(self, args: dict[str, Any]) -> None:
         """TRUNCATE TABLE [PARTITION]: the files go, the partitions stay (as Hive does); refused on an

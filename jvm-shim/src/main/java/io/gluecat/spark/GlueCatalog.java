@@ -37,17 +37,21 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * Spark catalog plugin over a gluecat warehouse: a pure adapter, all catalog logic lives in Python.
  *
- * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI.
+ * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI;
+ * {@code transaction-timeout} the idle timeout in seconds of the transactions that writes to governed tables run
+ * in (default 900; a running job keeps its transaction alive).
  * Glue's errors become Spark's own exceptions here; any other gluecat error keeps its Glue code and message.
  */
 public class GlueCatalog implements RelationCatalog, SupportsNamespaces, ProcedureCatalog {
     private String name;
     private Backend backend;
+    private CaseInsensitiveStringMap options;
 
     @Override
     public void initialize(String name, CaseInsensitiveStringMap options) {
         Scans.checkVersion(org.apache.spark.package$.MODULE$.SPARK_VERSION());
         this.name = name;
+        this.options = options;
         String warehouse = options.get("warehouse");
         if (warehouse == null) {
             throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse is required");
@@ -58,6 +62,11 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
     @Override
     public String name() {
         return name;
+    }
+
+    /** One of the catalog's options (spark.sql.catalog.&lt;name&gt;.&lt;key&gt;), or null. */
+    String option(String key) {
+        return options.get(key);
     }
 
     private static String database(String[] namespace) throws NoSuchNamespaceException {

@@ -40,7 +40,8 @@ import scala.runtime.BoxedUnit;
  * {@code spark.sql.extensions=io.gluecat.spark.GlueExtensions}: the statements Spark refuses for v2 tables during
  * planning (MSCK REPAIR TABLE, ALTER TABLE RECOVER PARTITIONS, ANALYZE TABLE, ALTER TABLE PARTITION ... SET LOCATION)
  * become calls of gluecat's procedures when they name a gluecat table; DROP PARTITION with a partial spec drops every
- * partition it matches, as Hive does; ADD and DROP PARTITION report partitions by their values as written. Other
+ * partition it matches, as Hive does; ADD and DROP PARTITION report partitions by their values as written;
+ * {@code TBLPROPERTIES ('table_type' = 'GOVERNED')}, which Spark's parser refuses, is taken (GlueParser). Other
  * catalogs' statements pass untouched.
  */
 public final class GlueExtensions extends AbstractFunction1<SparkSessionExtensions, BoxedUnit> {
@@ -49,6 +50,7 @@ public final class GlueExtensions extends AbstractFunction1<SparkSessionExtensio
         // Partial specs are refused while the table resolves, so they are expanded before resolution.
         extensions.injectHintResolutionRule(session -> new ExpandPartialSpecs(session));
         extensions.injectResolutionRule(session -> new GlueCommands());
+        extensions.injectParser((session, delegate) -> new GlueParser(delegate));
         return BoxedUnit.UNIT;
     }
 

@@ -207,13 +207,57 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         return out;
     }
 
+    /** A governed table's objects in the partitions matching the filters, grouped by partition (the catalog answers
+     * them in partition order). */
+    List<GlueFileIndex.Selected> selectObjects(Filter[] filters) {
+        ObjectNode a = args();
+        if (info.asOf != null) {
+            a.put("as_of", info.asOf);
+        }
+        if (info.transaction != null) {
+            a.put("transaction", info.transaction);
+        }
+        a.set("filters", Partitions.filters(filters));
+        JsonNode answer;
+        try {
+            answer = backend.call("list_objects", a);
+        } catch (Backend.GlueError e) {
+            throw e.toSpark();
+        }
+        JsonNode columns = answer.get("values");
+        JsonNode uris = answer.get("uris");
+        JsonNode sizes = answer.get("sizes");
+        List<GlueFileIndex.Selected> out = new ArrayList<>();
+        List<String> previous = null;
+        List<org.apache.hadoop.fs.FileStatus> files = null;
+        for (int r = 0; r < uris.size(); r++) {
+            List<String> values = new ArrayList<>();
+            for (JsonNode column : columns) {
+                values.add(column.get(r).asText());
+            }
+            if (!values.equals(previous)) {
+                files = new ArrayList<>();
+                out.add(new GlueFileIndex.Selected(Partitions.row(info.partitionSchema, values), null, files));
+                previous = values;
+            }
+            org.apache.hadoop.fs.Path path = new org.apache.hadoop.fs.Path(uris.get(r).asText());
+            files.add(new org.apache.hadoop.fs.FileStatus(sizes.get(r).asLong(), false, 1, OBJECT_BLOCK_SIZE, 0L, path));
+        }
+        return out;
+    }
+
+    /** The block size a governed table's objects are said to have (locality only: splits follow Spark's settings). */
+    private static final long OBJECT_BLOCK_SIZE = 128L << 20;
+
     @Override
     public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
         String format = readableFormat();
         Map<String, String> merged = new HashMap<>(info.readOptions);
         merged.putAll(options);
         SparkSession spark = SparkSession.active();
-        GlueFileIndex index = new GlueFileIndex(spark, info.location, info.partitionSchema, this::select, merged);
+        GlueFileIndex index = info.governed
+            ? new GlueFileIndex(spark, info.location, info.partitionSchema, this::selectObjects, merged, true)
+            : new GlueFileIndex(spark, info.location, info.partitionSchema, this::select, merged);
         return Scans.builder(spark, index, info.schema(), info.dataSchema, format, new CaseInsensitiveStringMap(merged),
             info.statistics);
     }
@@ -224,6 +268,10 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     public WriteBuilder newWriteBuilder(LogicalWriteInfo write) {
         if (info.asOf != null) {
             throw new UnsupportedOperationException("gluecat: a table read as of " + info.asOf + " cannot be written");
+        }
+        if (info.transaction != null) {
+            throw new UnsupportedOperationException("gluecat: a table read as of transaction " + info.transaction
+                + " cannot be written");
         }
         String format = readableFormat();
         Map<String, String> merged = new HashMap<>(info.readOptions);
@@ -236,7 +284,16 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     private final class WriteTarget implements GlueWrite.Target {
         @Override
         public String begin() {
-            return backend.call("begin_write", args()).get("staging").asText();
+            ObjectNode a = args();
+            String timeout = catalog.option("transaction-timeout");
+            if (timeout != null) {
+                a.put("transaction_timeout", Double.parseDouble(timeout));
+            }
+            try {
+                return backend.call("begin_write", a).get("staging").asText();
+            } catch (Backend.GlueError e) {
+                throw e.toSpark();
+            }
         }
 
         @Override

@@ -28,6 +28,10 @@ final class TableInfo {
     final List<String> order;
     /** The time the table is read as of (time travel), ISO 8601; null for the current state. */
     final String asOf;
+    /** Whether the table is governed: its data is the object set committed transactions registered. */
+    final boolean governed;
+    /** The committed transaction a governed table is read at (VERSION AS OF); null for the current state. */
+    final String transaction;
     /** ANALYZE's statistics as kept in Glue, for Spark's planner and DESCRIBE; null when there are none. */
     final org.apache.spark.sql.connector.read.Statistics statistics;
 
@@ -41,6 +45,8 @@ final class TableInfo {
         this.readOptions = strings(t.get("options"));
         this.properties = strings(t.get("properties"));
         this.asOf = text(t, "as_of");
+        this.governed = t.path("governed").asBoolean(false);
+        this.transaction = text(t, "transaction");
         this.statistics = statistics(t.get("statistics"), schema());
         JsonNode o = t.get("order");
         if (o == null || o.isNull()) {

@@ -8,7 +8,13 @@ import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.And;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.BasePredicate;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Predicate$;
+import org.apache.spark.sql.catalyst.types.DataTypeUtils;
+import org.apache.spark.sql.execution.datasources.FileStatusWithMetadata;
 import org.apache.spark.sql.execution.datasources.DataSourceStrategy$;
 import org.apache.spark.sql.execution.datasources.InMemoryFileIndex;
 import org.apache.spark.sql.execution.datasources.NoopCache$;
@@ -17,16 +23,24 @@ import org.apache.spark.sql.execution.datasources.PartitionPath;
 import org.apache.spark.sql.execution.datasources.PartitionSpec;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
  * The files of a Glue table, chosen by the catalog: Spark's partition filters go to gluecat as source
  * filters, and only the folders of the partitions it returns are listed (through Spark's own
- * InMemoryFileIndex, which also applies the full partition predicate to them).
+ * InMemoryFileIndex, which also applies the full partition predicate to them). A governed table's files
+ * are exactly its objects, as the catalog answers them with their sizes: nothing is listed, and the full
+ * partition predicate is applied here.
  */
 public final class GlueFileIndex extends PartitioningAwareFileIndex {
-    /** One partition the catalog selected: its typed values and its folder. */
-    public record Selected(InternalRow values, String location) {}
+    /** One partition the catalog selected: its typed values and its folder; for a governed table, its files
+     * (null: list the folder). */
+    public record Selected(InternalRow values, String location, List<FileStatus> files) {
+        public Selected(InternalRow values, String location) {
+            this(values, location, null);
+        }
+    }
 
     /** Asks the catalog for the partitions matching ANDed source filters. */
     public interface Lister {
@@ -39,6 +53,8 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
     private final Lister lister;
     private final Map<String, String> options;
     private final Configuration conf;
+    /** Whether the lister answers each partition's files (a governed table's objects). */
+    private final boolean exact;
     private volatile int lastSelected = -1;
     /** The selection made at planning time for these partition filters, reused by the listing. */
     private record Planned(scala.collection.immutable.Seq<Expression> filters, List<Selected> selected) {}
@@ -47,7 +63,13 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
 
     public GlueFileIndex(SparkSession spark, String location, StructType partitionSchema, Lister lister,
             Map<String, String> options) {
+        this(spark, location, partitionSchema, lister, options, false);
+    }
+
+    public GlueFileIndex(SparkSession spark, String location, StructType partitionSchema, Lister lister,
+            Map<String, String> options, boolean exact) {
         super(spark, Scala.map(options), scala.Option.empty(), NoopCache$.MODULE$);
+        this.exact = exact;
         this.spark = spark;
         this.conf = spark.sessionState().newHadoopConf();
         this.root = qualify(conf, location);
@@ -94,6 +116,11 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
     public scala.collection.immutable.Seq<PartitionDirectory> listFiles(
             scala.collection.immutable.Seq<Expression> partitionFilters,
             scala.collection.immutable.Seq<Expression> dataFilters) {
+        if (exact) {
+            List<Selected> selected = select(partitionFilters);
+            lastSelected = selected.size();
+            return directories(selected, partitionFilters);
+        }
         if (partitionSchema.isEmpty()) {
             return unpartitioned().listFiles(partitionFilters, dataFilters);
         }
@@ -110,7 +137,7 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
      * is made then, so EXPLAIN's Location shows the selected partitions' folders and how many there are.
      */
     public void plan(scala.collection.immutable.Seq<Expression> partitionFilters) {
-        if (partitionSchema.isEmpty()) {
+        if (partitionSchema.isEmpty() && !exact) {
             return;
         }
         planned = new Planned(partitionFilters, select(partitionFilters));
@@ -131,8 +158,67 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
         return lister.list(translated.toArray(new Filter[0]));
     }
 
+    /** A governed table's selected partitions with their files, those the whole partition predicate keeps. */
+    private scala.collection.immutable.Seq<PartitionDirectory> directories(List<Selected> selected,
+            scala.collection.immutable.Seq<Expression> partitionFilters) {
+        BasePredicate keep = predicate(partitionFilters);
+        List<PartitionDirectory> out = new ArrayList<>();
+        for (Selected s : selected) {
+            if (s.files().isEmpty() || (keep != null && !keep.eval(s.values()))) {
+                continue;
+            }
+            List<FileStatusWithMetadata> files = new ArrayList<>(s.files().size());
+            for (FileStatus f : s.files()) {
+                files.add(new FileStatusWithMetadata(f, Scala.map(Map.of())));
+            }
+            out.add(new PartitionDirectory(s.values(), Scala.seq(files)));
+        }
+        return Scala.seq(out);
+    }
+
+    /** The partition filters as one predicate over a partition's values; null when there are none. */
+    private BasePredicate predicate(scala.collection.immutable.Seq<Expression> partitionFilters) {
+        List<Expression> filters = Scala.list(partitionFilters);
+        if (filters.isEmpty() || partitionSchema.isEmpty()) {
+            return null;
+        }
+        Expression all = filters.get(0);
+        List<Attribute> referenced = new ArrayList<>();
+        for (Expression f : filters) {
+            referenced.addAll(Scala.list(f.references().toSeq()));
+        }
+        for (Expression f : filters.subList(1, filters.size())) {
+            all = new And(all, f);
+        }
+        // The values row's attributes: those the filters name (bound by their ids), the others unused.
+        List<Attribute> input = new ArrayList<>();
+        for (StructField field : partitionSchema.fields()) {
+            Attribute found = DataTypeUtils.toAttribute(field);
+            for (Attribute a : referenced) {
+                if (a.name().equalsIgnoreCase(field.name())) {
+                    found = a;
+                }
+            }
+            input.add(found);
+        }
+        BasePredicate p = Predicate$.MODULE$.create(all, Scala.seq(input));
+        p.initialize(0);
+        return p;
+    }
+
+    private List<FileStatus> allObjects() {
+        List<FileStatus> out = new ArrayList<>();
+        for (Selected s : lister.list(new Filter[0])) {
+            out.addAll(s.files());
+        }
+        return out;
+    }
+
     @Override
     public PartitionSpec partitionSpec() {
+        if (exact) {
+            return new PartitionSpec(partitionSchema, Scala.seq(List.of()));  // partitions are not folders here
+        }
         if (partitionSchema.isEmpty()) {
             return new PartitionSpec(partitionSchema, Scala.seq(List.of()));
         }
@@ -146,12 +232,33 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
 
     @Override
     public scala.collection.mutable.LinkedHashMap<Path, FileStatus> leafFiles() {
+        if (exact) {
+            scala.collection.mutable.LinkedHashMap<Path, FileStatus> out = new scala.collection.mutable.LinkedHashMap<>();
+            for (FileStatus f : allObjects()) {
+                out.put(f.getPath(), f);
+            }
+            return out;
+        }
         return all().leafFiles();
     }
 
     @Override
     public scala.collection.immutable.Map<Path, FileStatus[]> leafDirToChildrenFiles() {
+        if (exact) {
+            Map<Path, List<FileStatus>> byFolder = new java.util.LinkedHashMap<>();
+            for (FileStatus f : allObjects()) {
+                byFolder.computeIfAbsent(f.getPath().getParent(), k -> new ArrayList<>()).add(f);
+            }
+            Map<Path, FileStatus[]> out = new java.util.LinkedHashMap<>();
+            byFolder.forEach((k, v) -> out.put(k, v.toArray(new FileStatus[0])));
+            return Scala.map(out);
+        }
         return all().leafDirToChildrenFiles();
+    }
+
+    @Override
+    public scala.collection.immutable.Seq<FileStatus> allFiles() {
+        return exact ? Scala.seq(allObjects()) : super.allFiles();
     }
 
     private InMemoryFileIndex all() {
@@ -167,13 +274,20 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
         List<Selected> selected = cached.selected();
         List<Path> out = new ArrayList<>(selected.size());
         for (Selected s : selected) {
-            out.add(qualify(conf, s.location()));
+            if (exact) {
+                s.files().forEach(f -> out.add(f.getPath()));  // EXPLAIN's Location: the files read
+            } else {
+                out.add(qualify(conf, s.location()));
+            }
         }
         return Scala.seq(out);
     }
 
     @Override
     public String[] inputFiles() {
+        if (exact) {
+            return allObjects().stream().map(f -> f.getPath().toString()).toArray(String[]::new);
+        }
         return all().inputFiles();
     }
 
@@ -184,13 +298,23 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
 
     @Override
     public long sizeInBytes() {
+        Planned cached = planned;
+        if (exact && cached != null) {
+            long size = 0;
+            for (Selected s : cached.selected()) {
+                for (FileStatus f : s.files()) {
+                    size += f.getLen();
+                }
+            }
+            return size;  // the objects' sizes, as the catalog keeps them
+        }
         // Spark's default would list every file of the table; an unknown size keeps joins from broadcasting it.
         return spark.sessionState().conf().defaultSizeInBytes();
     }
 
     @Override
     public String toString() {
-        return "GlueFileIndex(" + root + (lastSelected >= 0 ? ", " + lastSelected + " partitions selected" : "") + ")";
+        return "GlueFileIndex(" + root + (exact ? ", objects" : "") + (lastSelected >= 0 ? ", " + lastSelected + " partitions selected" : "") + ")";
     }
 
 }

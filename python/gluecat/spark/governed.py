@@ -1,0 +1,376 @@
+"""Governed tables in Spark: each write job is one Lake Formation transaction, each read plans from the
+table's object set (docs/governed.md).
+
+A job's life cycle, as the shim drives it:
+
+- begin: a READ_AND_WRITE transaction starts, kept alive by a heartbeat while the job runs; Spark's
+  writers put the job's files in ``<table folder>/.gluecat-tx-<transaction id>``, a folder named by the
+  transaction so that whoever finds it later can tell whether its job ended.
+- commit: each file's final place (``<table folder>/<partition path>/<file>``) is recorded with
+  DeleteObjectsOnCancel, then the file moves there; UpdateTableObjects registers the files (an overwrite
+  also deletes the objects it replaces, read in the same transaction), and the transaction commits. Any
+  failure cancels it, which deletes the moved files (gluecat.catalog.transactions).
+- a killed job: its heartbeat stops and the transaction aborts on its idle timeout, which deletes the files
+  already moved; the next write to the table removes the folders of ended transactions, which hold the
+  rest.
+
+ETags are the files' MD5 digests in hex, as S3 gives them for single-part uploads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import posixpath
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from gluecat import Catalog, LakeFormation
+from gluecat.catalog.objects import is_governed
+from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS
+from gluecat.errors import GlueError, InvalidInputException
+from gluecat.spark.data_files import data_files, filesystem
+
+TX_FOLDER_PREFIX = ".gluecat-tx-"
+BATCH = 100  # UpdateTableObjects and DeleteObjectsOnCancel take at most 100 entries a call
+_HASH_THREADS = 4
+_CHUNK = 1 << 20
+_NULL_VALUE = "__HIVE_DEFAULT_PARTITION__"
+
+__all__ = ["BATCH", "TX_FOLDER_PREFIX", "GovernedWrites", "is_governed", "md5_hex", "objects_answer"]
+
+
+def md5_hex(path: str, fs: pafs.FileSystem) -> str:
+    """A file's MD5 digest in hex: its ETag."""
+    digest = hashlib.md5(usedforsecurity=False)
+    with fs.open_input_stream(path) as f:
+        while chunk := f.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _uri(location: str, path: str) -> str:
+    """A file's URI as objects hold it: ``file:///...`` for a local file (what Hadoop and pyarrow both
+    read), the table location's scheme otherwise."""
+    if "://" in location and not location.startswith("file:"):
+        scheme = location.split("://", 1)[0]
+        return f"{scheme}://{path.lstrip('/')}"
+    return "file://" + path
+
+
+def transaction_of(folder: str) -> str:
+    """The transaction a job's folder is named by."""
+    name = folder.rstrip("/").rsplit("/", 1)[-1]
+    if not name.startswith(TX_FOLDER_PREFIX):
+        raise InvalidInputException(f"{folder} is not a gluecat governed write's folder")
+    return name[len(TX_FOLDER_PREFIX) :]
+
+
+class _Heartbeat:
+    """Keeps the transactions of running jobs alive (ExtendTransaction every third of their timeout);
+    when the process dies, so does the heartbeat, and the transactions time out."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._due: dict[str, tuple[LakeFormation, float]] = {}
+        self._thread: threading.Thread | None = None
+
+    def add(self, lf: LakeFormation, tx: str) -> None:
+        with self._lock:
+            self._due[tx] = (lf, time.monotonic() + lf.transaction_timeout / 3)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._loop, name="gluecat-heartbeat", daemon=True)
+                self._thread.start()
+
+    def remove(self, tx: str) -> None:
+        with self._lock:
+            self._due.pop(tx, None)
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                if not self._due:
+                    self._thread = None
+                    return
+                now = time.monotonic()
+                due = [(tx, lf) for tx, (lf, at) in self._due.items() if at <= now]
+                for tx, lf in due:
+                    self._due[tx] = (lf, now + lf.transaction_timeout / 3)
+                wait = min(at for _, at in self._due.values()) - now
+            for tx, lf in due:
+                with contextlib.suppress(GlueError):  # ended meanwhile: its commit or abort says so
+                    lf.extend_transaction(TransactionId=tx)
+            time.sleep(min(max(wait, 0.05), 1.0))
+
+
+@dataclass
+class _File:
+    values: list[str]
+    source: str
+    target: str
+    size: int
+    etag: str = ""
+
+
+class GovernedWrites:
+    """The write jobs and reads of one warehouse's governed tables, on its Lake Formation API."""
+
+    def __init__(self, catalog: Catalog) -> None:
+        self.catalog = catalog
+        self._clients: dict[float, LakeFormation] = {}
+        self._heartbeat = _Heartbeat()
+
+    def lake_formation(self, timeout: float | None = None) -> LakeFormation:
+        """The Lake Formation client whose transactions idle out after ``timeout`` seconds."""
+        key = float(timeout or DEFAULT_TIMEOUT_SECONDS)
+        if key not in self._clients:
+            self._clients[key] = LakeFormation(self.catalog, transaction_timeout=key)
+        return self._clients[key]
+
+    # -- reads -------------------------------------------------------------------------------------
+
+    def objects(
+        self,
+        table: dict[str, Any],
+        filters: list[dict[str, Any]],
+        transaction: str | None,
+        as_of: Any,
+    ) -> pa.Table:
+        """The objects of the partitions matching Spark's pushed filters, at a transaction, a time, or now."""
+        return self.lake_formation().get_table_objects_arrow(
+            DatabaseName=table["DatabaseName"],
+            TableName=table["Name"],
+            SparkFilters=filters,
+            TransactionId=transaction,
+            QueryAsOfTime=as_of,
+        )
+
+    def committed(self, transaction: str) -> None:
+        """VERSION AS OF reads a committed transaction only: an active one's writes are not the table's."""
+        status = self.lake_formation().describe_transaction(TransactionId=transaction)
+        state = status["TransactionDescription"]["TransactionStatus"]
+        if state != "COMMITTED":
+            raise InvalidInputException(
+                f"VERSION AS OF '{transaction}': the transaction is {state}; only a committed transaction's "
+                "state can be read"
+            )
+
+    # -- writes ------------------------------------------------------------------------------------
+
+    def begin(self, table: dict[str, Any], timeout: float | None) -> str:
+        """Starts a job's transaction; answers the folder its files go to, named by the transaction."""
+        location = _location(table)
+        self.sweep(table)
+        lf = self.lake_formation(timeout)
+        tx = lf.start_transaction()["TransactionId"]
+        self._heartbeat.add(lf, tx)
+        return f"{location}/{TX_FOLDER_PREFIX}{tx}"
+
+    def sweep(self, table: dict[str, Any]) -> list[str]:
+        """Removes the folders of ended jobs' transactions in the table's folder (a killed job's files);
+        asking about a transaction idle past its timeout aborts it, which deletes the files it had moved.
+        Answers the folders removed."""
+        location = _location(table)
+        fs, path = filesystem(location)
+        lf = self.lake_formation()
+        removed = []
+        for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
+            name = info.path.rstrip("/").rsplit("/", 1)[-1]
+            if info.type != pafs.FileType.Directory or not name.startswith(TX_FOLDER_PREFIX):
+                continue
+            try:
+                got = lf.describe_transaction(TransactionId=name[len(TX_FOLDER_PREFIX) :])
+            except GlueError:
+                continue  # not a transaction of this warehouse: not ours to remove
+            if got["TransactionDescription"]["TransactionStatus"] in ("ABORTED", "COMMITTED"):
+                fs.delete_dir(info.path)
+                removed.append(f"{location}/{name}")
+        return removed
+
+    @staticmethod
+    def owns(folder: str) -> bool:
+        """Whether a job's folder is a governed write's."""
+        return folder.rstrip("/").rsplit("/", 1)[-1].startswith(TX_FOLDER_PREFIX)
+
+    def abort(self, folder: str) -> None:
+        """A failed job: its transaction is canceled (deleting any file it moved) and its folder removed."""
+        tx = transaction_of(folder)
+        self._heartbeat.remove(tx)
+        try:
+            with contextlib.suppress(GlueError):  # ended already (a conflict aborted it, or it timed out)
+                self.lake_formation().cancel_transaction(TransactionId=tx)
+        finally:
+            _delete_tree(folder)
+
+    def commit(
+        self,
+        table: dict[str, Any],
+        folder: str,
+        mode: str,
+        written: list[dict[str, Any]],
+        filters: list[dict[str, Any]],
+    ) -> None:
+        """Registers a finished job's files and commits its transaction (see the module's docstring);
+        ``written`` is each partition written (its folder under the job's ``fragment``, its values),
+        ``mode`` APPEND, OVERWRITE_BY_FILTER (with ``filters``), OVERWRITE_DYNAMIC or TRUNCATE."""
+        tx = transaction_of(folder)
+        lf = self.lake_formation()
+        db, name = table["DatabaseName"], table["Name"]
+        try:
+            files = self._files(table, folder, written)
+            for batch in _batches(files):
+                lf.delete_objects_on_cancel(
+                    DatabaseName=db,
+                    TableName=name,
+                    TransactionId=tx,
+                    Objects=[{"Uri": f.target, "ETag": f.etag} for f in batch],
+                )
+            fs, _ = filesystem(folder)
+            for f in files:
+                _, to = filesystem(f.target)
+                fs.create_dir(posixpath.dirname(to), recursive=True)
+                fs.move(f.source, to)
+            operations: list[dict[str, Any]] = [
+                {"DeleteObject": {"Uri": uri, **({"PartitionValues": values} if values else {})}}
+                for values, uri in self._replaced(table, tx, mode, written, filters)
+            ]
+            operations += [
+                {
+                    "AddObject": {
+                        "Uri": f.target,
+                        "ETag": f.etag,
+                        "Size": f.size,
+                        **({"PartitionValues": f.values} if f.values else {}),
+                    }
+                }
+                for f in files
+            ]
+            for start in range(0, len(operations), BATCH):
+                lf.update_table_objects(
+                    DatabaseName=db,
+                    TableName=name,
+                    TransactionId=tx,
+                    WriteOperations=operations[start : start + BATCH],
+                )
+            self._heartbeat.remove(tx)
+            lf.commit_transaction(TransactionId=tx)
+        except BaseException:
+            # Canceling deletes the files moved so far; a commit that raised ConcurrentModificationException
+            # aborted the transaction already (and deleted them), so the cancel has nothing left to do.
+            self._heartbeat.remove(tx)
+            with contextlib.suppress(GlueError):
+                lf.cancel_transaction(TransactionId=tx)
+            raise
+        finally:
+            _delete_tree(folder)
+
+    def _files(self, table: dict[str, Any], folder: str, written: list[dict[str, Any]]) -> list[_File]:
+        """The job's files with their final places, sizes and ETags (hashed on a few threads: hashlib
+        releases the GIL)."""
+        base = _location(table)
+        fs, _ = filesystem(folder)
+        files = []
+        for w in written:
+            source = f"{folder}/{w['fragment']}" if w["fragment"] else folder
+            target = f"{base}/{w['fragment']}" if w["fragment"] else base
+            _, target_path = filesystem(target)
+            for path in data_files(source):
+                info = fs.get_file_info(path)
+                files.append(
+                    _File(
+                        values=list(w["values"]),
+                        source=path,
+                        target=_uri(base, f"{target_path.rstrip('/')}/{posixpath.basename(path)}"),
+                        size=int(info.size or 0),
+                    )
+                )
+        with ThreadPoolExecutor(_HASH_THREADS) as pool:
+            for f, etag in zip(files, pool.map(lambda f: md5_hex(f.source, fs), files), strict=True):
+                f.etag = etag
+        return files
+
+    def _replaced(
+        self,
+        table: dict[str, Any],
+        tx: str,
+        mode: str,
+        written: list[dict[str, Any]],
+        filters: list[dict[str, Any]],
+    ) -> Iterator[tuple[list[str], str]]:
+        """The objects an overwrite replaces, as the transaction reads them: those of the partitions the
+        filters select (OVERWRITE_BY_FILTER), of every partition (TRUNCATE), of the partitions the job
+        wrote (OVERWRITE_DYNAMIC, and the static ones too, as Hive overwrites them)."""
+        if mode == "APPEND":
+            return
+        keys = [k["Name"] for k in table.get("PartitionKeys") or []]
+        lf = self.lake_formation()
+        args = {"DatabaseName": table["DatabaseName"], "TableName": table["Name"], "TransactionId": tx}
+        if not keys or mode == "TRUNCATE":
+            selections = [lf.get_table_objects_arrow(**args)]
+        else:
+            selections = []
+            if mode == "OVERWRITE_BY_FILTER":
+                selections.append(lf.get_table_objects_arrow(**args, SparkFilters=filters))
+            written_values = [list(w["values"]) for w in written]
+            if written_values:
+                # The written partitions' objects, by an equality filter per key's values.
+                wanted = {tuple(v) for v in written_values}
+                narrowing = []
+                for i, k in enumerate(keys):
+                    column = sorted({v[i] for v in written_values})
+                    if _NULL_VALUE not in column:  # Hive's null marker is no value of a typed key
+                        narrowing.append({"op": "In", "attribute": k, "values": column})
+                every = lf.get_table_objects_arrow(**args, SparkFilters=narrowing)
+                mask = [tuple(v) in wanted for v, _ in _pairs(every, keys)]
+                selections.append(every.filter(pa.array(mask, pa.bool_())))
+        seen: set[str] = set()
+        for rows in selections:
+            for values, uri in _pairs(rows, keys):
+                if uri not in seen:
+                    seen.add(uri)
+                    yield values, uri
+
+
+def objects_answer(rows: pa.Table, keys: list[str]) -> dict[str, Any]:
+    """Objects as the shim reads them: a column of values per key, then each object's URI and size."""
+    return {
+        "values": [rows.column(k).to_pylist() for k in keys],
+        "uris": rows.column("Uri").to_pylist(),
+        "sizes": rows.column("Size").to_pylist(),
+    }
+
+
+def _pairs(rows: pa.Table, keys: list[str]) -> list[tuple[list[str], str]]:
+    """Each object's partition values and URI."""
+    uris = [str(u) for u in rows.column("Uri").to_pylist()]
+    if not keys:
+        return [([], uri) for uri in uris]
+    columns = [rows.column(k).to_pylist() for k in keys]
+    return [(list(v), uri) for v, uri in zip(zip(*columns, strict=True), uris, strict=True)]
+
+
+def _batches(files: list[_File]) -> Iterator[list[_File]]:
+    for start in range(0, len(files), BATCH):
+        yield files[start : start + BATCH]
+
+
+def _location(table: dict[str, Any]) -> str:
+    location = (table.get("StorageDescriptor") or {}).get("Location")
+    if not location:
+        raise InvalidInputException(
+            f"Table {table['DatabaseName']}.{table['Name']} has no StorageDescriptor.Location to write"
+        )
+    return str(location).rstrip("/")
+
+
+def _delete_tree(folder: str) -> None:
+    fs, path = filesystem(folder)
+    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        fs.delete_dir(path)

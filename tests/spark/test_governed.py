@@ -1,0 +1,245 @@
+"""Governed tables from Spark: each write job is one transaction registering its files as objects; reads
+plan from the object set (never the folder), and read as of a committed transaction or a time."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gluecat import LakeFormation
+
+GOVERNED = "TBLPROPERTIES ('table_type' = 'GOVERNED')"
+
+
+def lf(warehouse: Path) -> LakeFormation:
+    return LakeFormation(str(warehouse))
+
+
+def objects(warehouse: Path, ns: str, name: str, **at: Any) -> list[dict[str, Any]]:
+    """Every object of the table, each with its partition values."""
+    out = []
+    got = lf(warehouse).get_table_objects(DatabaseName=ns, TableName=name, **at)
+    for part in got["Objects"]:
+        out += [{**o, "PartitionValues": part.get("PartitionValues", [])} for o in part["Objects"]]
+    return out
+
+
+def committed(warehouse: Path) -> list[str]:
+    txs = lf(warehouse).list_transactions(StatusFilter="COMMITTED")["Transactions"]
+    return [t["TransactionId"] for t in txs]
+
+
+def files_in(folder: Path) -> set[str]:
+    """Every file under a folder, as objects name them."""
+    return {
+        "file://" + os.path.join(root, f) for root, _, names in os.walk(folder) for f in names if f != ".crc"
+    }
+
+
+def rows(spark: Any, table: str, at: str = "") -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in spark.sql(f"SELECT v, p, q FROM {table} {at}").collect())
+
+
+@pytest.fixture
+def tables(spark: Any, ns: str) -> tuple[str, str]:
+    """A governed table and a plain one of the same shape, for comparing answers."""
+    for name, props in (("g", GOVERNED), ("plain", "")):
+        spark.sql(
+            f"CREATE TABLE glue.{ns}.{name} (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q) {props}"
+        )
+    return f"glue.{ns}.g", f"glue.{ns}.plain"
+
+
+def test_create_table_with_table_type_governed_makes_a_governed_table(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t (v INT, dt DATE) USING parquet PARTITIONED BY (dt) {GOVERNED}")
+    table = lf(warehouse)  # the same warehouse: its Glue side says what the table is
+    from gluecat import Catalog
+
+    assert Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="t")["Table"]["TableType"] == "GOVERNED"
+    described = {r[0]: r[1] for r in spark.sql(f"DESCRIBE TABLE EXTENDED glue.{ns}.t").collect()}
+    assert described["Table_type"] == "GOVERNED"
+    props = {r[0]: r[1] for r in spark.sql(f"SHOW TBLPROPERTIES glue.{ns}.t").collect()}
+    assert props["gluecat.table_type"] == "GOVERNED"
+    assert table.get_table_objects(DatabaseName=ns, TableName="t")["Objects"] == []
+
+
+def test_each_write_is_one_transaction_registering_its_files(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, plain = tables
+    statements = [
+        "INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 2), (3, 'b', 3)",
+        "INSERT INTO {t} VALUES (4, 'a', 1)",
+        "INSERT OVERWRITE {t} PARTITION (p = 'b', q = 2) VALUES (5)",
+        "INSERT OVERWRITE {t} PARTITION (p = 'a', q) VALUES (6, 1), (7, 9)",
+    ]
+    for statement in statements:
+        before = len(committed(warehouse))
+        for t in (governed, plain):
+            spark.sql(statement.format(t=t))
+        assert len(committed(warehouse)) == before + 1, statement
+        assert rows(spark, governed) == rows(spark, plain), statement
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        for t in (governed, plain):
+            spark.sql(f"INSERT OVERWRITE {t} VALUES (8, 'b', 3), (9, 'c', 1)")
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    assert (
+        rows(spark, governed)
+        == rows(spark, plain)
+        == [(5, "b", 2), (6, "a", 1), (7, "a", 9), (8, "b", 3), (9, "c", 1)]
+    )
+    # Each object is a file the job wrote: its ETag is its MD5, its size its size, its values its partition.
+    got = objects(warehouse, ns, "g")
+    assert len(got) == 5
+    for o in got:
+        path = o["Uri"].removeprefix("file://")
+        data = Path(path).read_bytes()
+        assert o["ETag"] == hashlib.md5(data).hexdigest()
+        assert o["Size"] == len(data)
+        p, q = o["PartitionValues"]
+        assert f"/p={p}/q={q}/" in path
+
+
+def test_dataframe_writer_v2_and_ctas_are_one_transaction_each(spark: Any, warehouse: Path, ns: str) -> None:
+    df = spark.createDataFrame([(1, "a", 1), (2, "b", 2)], "v INT, p STRING, q INT")
+    name = f"glue.{ns}.w"
+    before = len(committed(warehouse))
+    df.writeTo(name).tableProperty("table_type", "GOVERNED").partitionedBy("p").create()
+    df.writeTo(name).append()
+    spark.createDataFrame([(3, "a", 3)], "v INT, p STRING, q INT").writeTo(name).overwritePartitions()
+    assert rows(spark, name) == [(2, "b", 2), (2, "b", 2), (3, "a", 3)]
+    from pyspark.sql.functions import col
+
+    spark.createDataFrame([(4, "b", 4)], "v INT, p STRING, q INT").writeTo(name).overwrite(col("p") == "b")
+    assert rows(spark, name) == [(3, "a", 3), (4, "b", 4)]
+    spark.sql(f"CREATE TABLE glue.{ns}.c USING parquet {GOVERNED} AS SELECT * FROM {name}")
+    assert rows(spark, f"glue.{ns}.c") == [(3, "a", 3), (4, "b", 4)]
+    assert len(committed(warehouse)) == before + 5
+    assert len(objects(warehouse, ns, "c")) >= 1
+
+
+def test_a_write_of_more_than_100_files_is_registered_in_batches(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.many (v INT, k INT) USING parquet PARTITIONED BY (k) {GOVERNED}")
+    before = len(committed(warehouse))
+    spark.sql(
+        f"INSERT INTO glue.{ns}.many SELECT CAST(id AS INT), CAST(id % 150 AS INT) FROM range(0, 300, 1, 1)"
+    )
+    assert len(committed(warehouse)) == before + 1
+    assert len(objects(warehouse, ns, "many")) == 150
+    assert spark.sql(f"SELECT count(*), count(DISTINCT k) FROM glue.{ns}.many").collect()[0] == (300, 150)
+
+
+def test_reads_plan_from_the_objects_never_the_folder(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, plain = tables
+    for t in (governed, plain):
+        spark.sql(f"INSERT INTO {t} VALUES (1, 'a', 1), (2, 'b', 2)")
+    folder = warehouse / f"{ns}.db" / "g"
+    one = next((folder / "p=a" / "q=1").glob("*.parquet"))
+    (folder / "p=a" / "q=1" / "stray.parquet").write_bytes(one.read_bytes())  # in a partition's folder
+    (folder / "p=z" / "q=9").mkdir(parents=True)
+    (folder / "p=z" / "q=9" / "stray.parquet").write_bytes(one.read_bytes())  # a partition no object has
+    (folder / "stray.parquet").write_bytes(one.read_bytes())
+    assert rows(spark, governed) == rows(spark, plain) == [(1, "a", 1), (2, "b", 2)]
+    query = f"SELECT v FROM {governed} WHERE p = 'b'"
+    spark.conf.set("spark.sql.maxMetadataStringLength", "10000")  # EXPLAIN's Location unabridged
+    try:
+        plan = spark.sql(f"EXPLAIN {query}").collect()[0][0]
+    finally:
+        spark.conf.unset("spark.sql.maxMetadataStringLength")
+    assert "GlueFileIndex(1 paths)" in plan and "/p=b/q=2/part-" in plan  # pruned to one object
+    assert "PartitionFilters: [isnotnull(p" in plan
+    assert [r.v for r in spark.sql(query).collect()] == [2]
+    # Filters the catalog cannot evaluate are applied by Spark to the partitions' values.
+    assert [r.v for r in spark.sql(f"SELECT v FROM {governed} WHERE q % 2 = 0").collect()] == [2]
+
+
+def test_version_and_timestamp_as_of_read_a_committed_transaction(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    first = lf(warehouse).list_transactions(StatusFilter="COMMITTED")["Transactions"][0]
+    spark.sql(f"INSERT OVERWRITE {governed} PARTITION (p = 'a', q = 1) VALUES (2)")
+    spark.sql(f"INSERT INTO {governed} VALUES (3, 'b', 1)")
+    assert rows(spark, governed) == [(2, "a", 1), (3, "b", 1)]
+    assert rows(spark, governed, f"VERSION AS OF '{first['TransactionId']}'") == [(1, "a", 1)]
+    ended = first["TransactionEndTime"].isoformat()
+    assert rows(spark, governed, f"TIMESTAMP AS OF '{ended}'") == [(1, "a", 1)]
+    assert rows(spark, governed, f"VERSION AS OF '{first['TransactionId']}' WHERE p = 'b'") == []
+    # An active transaction's writes are nobody's to read but its own.
+    active = lf(warehouse).start_transaction()["TransactionId"]
+    with pytest.raises(Exception, match="the transaction is ACTIVE"):
+        spark.sql(f"SELECT * FROM {governed} VERSION AS OF '{active}'").collect()
+    lf(warehouse).cancel_transaction(TransactionId=active)
+    with pytest.raises(Exception, match="VERSION AS OF 'nope'"):
+        spark.sql(f"SELECT * FROM {governed} VERSION AS OF 'nope'").collect()
+
+
+def test_a_job_whose_task_fails_leaves_no_object_and_no_file(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    kept = objects(warehouse, ns, "g")
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(
+            f"INSERT INTO {governed} SELECT CAST(id AS INT), 'x', CAST(id % 3 AS INT) FROM range(100) "
+            "WHERE IF(id = 77, raise_error('boom'), true)"
+        ).collect()
+    assert objects(warehouse, ns, "g") == kept
+    assert files_in(warehouse / f"{ns}.db" / "g") == {o["Uri"] for o in kept}
+    last = lf(warehouse).list_transactions()["Transactions"][0]
+    assert last["TransactionStatus"] == "ABORTED"
+
+
+def test_a_job_whose_commit_conflicts_fails_naming_it_and_leaves_nothing(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    outsider = warehouse / f"{ns}.db" / "outsider.parquet"
+    outsider.write_bytes(b"not read")
+
+    def commit_into_the_same_partition(v: int) -> int:
+        # Runs in a task of the job, after its transaction started: another writer's commit lands first.
+        other = LakeFormation(str(warehouse))
+        tx = other.start_transaction()["TransactionId"]
+        other.update_table_objects(
+            DatabaseName=ns,
+            TableName="g",
+            TransactionId=tx,
+            WriteOperations=[
+                {
+                    "AddObject": {
+                        "Uri": f"file://{outsider}",
+                        "ETag": "x",
+                        "Size": 8,
+                        "PartitionValues": ["a", "1"],
+                    }
+                }
+            ],
+        )
+        other.commit_transaction(TransactionId=tx)
+        return v
+
+    spark.udf.register("commit_into_the_same_partition", commit_into_the_same_partition, "int")
+    try:
+        with pytest.raises(Exception, match="ConcurrentModificationException"):
+            spark.sql(f"INSERT INTO {governed} SELECT commit_into_the_same_partition(7), 'a', 1").collect()
+    finally:
+        spark.sql("DROP TEMPORARY FUNCTION commit_into_the_same_partition")
+    uris = {o["Uri"] for o in objects(warehouse, ns, "g")}
+    assert len(uris) == 2 and f"file://{outsider}" in uris  # the first object and the outsider's, no more
+    assert files_in(warehouse / f"{ns}.db" / "g") == uris - {f"file://{outsider}"}
