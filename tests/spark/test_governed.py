@@ -246,3 +246,25 @@ def test_a_job_whose_commit_conflicts_fails_naming_it_and_leaves_nothing(
     uris = {o["Uri"] for o in objects(warehouse, ns, "g")}
     assert len(uris) == 2 and f"file://{outsider}" in uris  # the first object and the outsider's, no more
     assert files_in(warehouse / f"{ns}.db" / "g") == uris - {f"file://{outsider}"}
+
+
+def test_truncate_deletes_the_objects_in_one_transaction_and_partition_ddl_is_refused(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1), (2, 'b', 2), (3, 'c', 3)")
+    # Its partitions are those its objects are in.
+    shown = [r[0] for r in spark.sql(f"SHOW PARTITIONS {governed}").collect()]
+    assert shown == ["p=a/q=1", "p=b/q=2", "p=c/q=3"]
+    with pytest.raises(Exception, match="ALTER TABLE DROP PARTITION does not apply to governed table"):
+        spark.sql(f"ALTER TABLE {governed} DROP PARTITION (p = 'a', q = 1)")
+    spark.sql(f"TRUNCATE TABLE {governed} PARTITION (p = 'c', q = 3)")
+    assert rows(spark, governed) == [(1, "a", 1), (2, "b", 2)]
+    before = len(committed(warehouse))
+    spark.sql(f"TRUNCATE TABLE {governed}")
+    assert len(committed(warehouse)) == before + 1
+    assert rows(spark, governed) == [] and objects(warehouse, ns, "g") == []
+    with pytest.raises(Exception, match="ALTER TABLE ADD PARTITION does not apply to governed table"):
+        spark.sql(f"ALTER TABLE {governed} ADD PARTITION (p = 'c', q = 3)")
+    with pytest.raises(Exception, match="MSCK REPAIR TABLE does not apply to governed table"):
+        spark.sql(f"MSCK REPAIR TABLE {governed}")

@@ -79,6 +79,16 @@ def _file_infos(folder: str) -> list[Any]:
     return [fs.get_file_info(path) for path in data_files(folder)]
 
 
+def _not_governed(table: dict[str, Any], statement: str) -> None:
+    """A governed table's data is its objects, not partitions or folders: partition DDL has nothing to act
+    on (an INSERT OVERWRITE or TRUNCATE replaces objects)."""
+    if is_governed(table):
+        raise InvalidInputException(
+            f"{statement} does not apply to governed table {table['DatabaseName']}.{table['Name']}: its data "
+            "is the objects its transactions registered; use INSERT OVERWRITE or TRUNCATE TABLE"
+        )
+
+
 def _change(change: dict[str, Any]) -> tc.TableChange:
     """One of Spark's TableChanges, as the shim sends it, as a typed change; Spark's reserved properties
     (location, comment, owner) are Glue fields of their own."""
@@ -611,7 +621,11 @@ class Backend:
     def op_truncate(self, args: dict[str, Any]) -> None:
         """TRUNCATE TABLE [PARTITION]: the files go, the partitions stay (as Hive does); refused on an
         external table."""
-        self.files.truncate(self._table(args), args.get("partitions"))
+        table = self._table(args)
+        if is_governed(table):
+            self.governed.truncate(table, args.get("partitions"))
+            return
+        self.files.truncate(table, args.get("partitions"))
 
     def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
@@ -650,6 +664,7 @@ class Backend:
 
     def op_create_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         table = self._table(args)
+        _not_governed(table, "ALTER TABLE ADD PARTITION")
         values_list: list[list[str]] = args["partitions"]
         props_list = [dict(props or {}) for props in args["properties"]]
         if len(props_list) != len(values_list):
@@ -674,6 +689,7 @@ class Backend:
     def op_drop_partitions(self, args: dict[str, Any]) -> dict[str, int]:
         """ALTER TABLE DROP PARTITION [PURGE]: a managed table's partition folders go with them."""
         table = self._table(args)
+        _not_governed(table, "ALTER TABLE DROP PARTITION")
         removal = self.files.plan_drop_partitions(table, args["partitions"])
         got = self.catalog.commit_partitions(
             DatabaseName=args["database"], TableName=args["name"], Drop=args["partitions"]
@@ -745,18 +761,23 @@ class Backend:
     def op_repair_table(self, args: dict[str, Any]) -> list[dict[str, str]]:
         """MSCK REPAIR TABLE / RECOVER PARTITIONS: partitions found in the folders registered, and (drop) the
         registered ones whose folder is gone dropped; what it did, one row per partition."""
+        table = self._named(args)
+        _not_governed(table, "MSCK REPAIR TABLE")
         return maintenance.repair_table(
-            self.catalog, self.files, self._named(args), bool(args.get("add", True)), bool(args.get("drop"))
+            self.catalog, self.files, table, bool(args.get("add", True)), bool(args.get("drop"))
         )
 
     def op_set_partition_location(self, args: dict[str, Any]) -> list[dict[str, str]]:
         table = self._named(args)
+        _not_governed(table, "ALTER TABLE PARTITION ... SET LOCATION")
         values = maintenance.partition_values(table, args["partition"])
         return maintenance.set_partition_location(self.catalog, table, values, args["location"])
 
     def op_rename_partition(self, args: dict[str, Any]) -> dict[str, int]:
+        table = self._table(args)
+        _not_governed(table, "ALTER TABLE PARTITION ... RENAME TO")
         version = maintenance.rename_partition(
-            self.catalog, self.files, self._table(args), args["values"], args["new_values"]
+            self.catalog, self.files, table, args["values"], args["new_values"]
         )
         return {"version": version}
 

@@ -271,6 +271,32 @@ class GovernedWrites:
         finally:
             _delete_tree(folder)
 
+    def truncate(self, table: dict[str, Any], partitions: list[list[str]] | None) -> None:
+        """TRUNCATE TABLE [PARTITION (...)]: one transaction deleting the objects of the table (or of those
+        partitions); their files stay, for reads of earlier versions."""
+        lf = self.lake_formation()
+        tx = lf.start_transaction()["TransactionId"]
+        try:
+            mode, written = "TRUNCATE", []
+            if partitions is not None and table.get("PartitionKeys"):
+                mode, written = "OVERWRITE_DYNAMIC", [{"values": v} for v in partitions]
+            deletes = [
+                {"DeleteObject": {"Uri": uri, **({"PartitionValues": values} if values else {})}}
+                for values, uri in self._replaced(table, tx, mode, written, [])
+            ]
+            for start in range(0, len(deletes), BATCH):
+                lf.update_table_objects(
+                    DatabaseName=table["DatabaseName"],
+                    TableName=table["Name"],
+                    TransactionId=tx,
+                    WriteOperations=deletes[start : start + BATCH],
+                )
+            lf.commit_transaction(TransactionId=tx)
+        except BaseException:
+            with contextlib.suppress(GlueError):
+                lf.cancel_transaction(TransactionId=tx)
+            raise
+
     def _files(self, table: dict[str, Any], folder: str, written: list[dict[str, Any]]) -> list[_File]:
         """The job's files with their final places, sizes and ETags (hashed on a few threads: hashlib
         releases the GIL)."""

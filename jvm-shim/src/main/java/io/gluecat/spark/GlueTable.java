@@ -102,6 +102,16 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     }
 
     private boolean exists(List<String> values) {
+        if (info.governed) {  // its partitions are those its objects are in
+            List<Filter> filters = new ArrayList<>();
+            for (int i = 0; i < values.size(); i++) {
+                if (!values.get(i).equals(Partitions.NULL_VALUE)) {
+                    filters.add(new EqualTo(info.partitionSchema.fields()[i].name(), values.get(i)));
+                }
+            }
+            return selectObjects(filters.toArray(new Filter[0])).stream()
+                .anyMatch(s -> Partitions.values(info.partitionSchema, s.values()).equals(values));
+        }
         if (identities == null) {
             identities = Identities.current(backend, backend.warehouse(), args());
         }
@@ -134,7 +144,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             }
         }
         List<Map<String, String>> out = new ArrayList<>();
-        for (GlueFileIndex.Selected s : select(filters.toArray(new Filter[0]))) {
+        for (GlueFileIndex.Selected s : partitions(filters.toArray(new Filter[0]))) {
             List<String> values = Partitions.values(info.partitionSchema, s.values());
             boolean match = wanted.entrySet().stream().allMatch(w -> values.get(w.getKey()).equals(w.getValue()));
             if (match) {
@@ -205,6 +215,11 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             out.add(new GlueFileIndex.Selected(rows.get(i), locations.get(i).asText()));
         }
         return out;
+    }
+
+    /** The partitions matching the filters: the catalog's, or for a governed table those its objects are in. */
+    private List<GlueFileIndex.Selected> partitions(Filter[] filters) {
+        return info.governed ? selectObjects(filters) : select(filters);
     }
 
     /** A governed table's objects in the partitions matching the filters, grouped by partition (the catalog answers
@@ -509,7 +524,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             }
         }
         List<InternalRow> out = new ArrayList<>();
-        for (GlueFileIndex.Selected s : select(filters.toArray(new Filter[0]))) {
+        for (GlueFileIndex.Selected s : partitions(filters.toArray(new Filter[0]))) {
             List<String> values = Partitions.values(info.partitionSchema, s.values());
             boolean match = true;
             for (int i = 0; i < fields.length && match; i++) {
