@@ -16,6 +16,8 @@ same object set kept as plain Glue partitions (keys region, day, file: a million
 the same expressions by GetPartitions. moto implements neither Lake Formation transactions nor table
 objects, so it is no peer here. Targets: 500 transactions/s from one process; a selective
 get_table_objects under 20 ms at 1M objects.
+
+A Spark INSERT into a governed table against the same INSERT into a plain table: bench/spark_governed.py.
 """
 
 from __future__ import annotations
