@@ -35,6 +35,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=9)
     args = parser.parse_args()
 
+    from gluecat import LakeFormation
     from gluecat.spark import session
 
     with tempfile.TemporaryDirectory() as root:
@@ -42,8 +43,11 @@ def main() -> None:
         spark = session(f"{root}/warehouse", **conf)
         spark.sparkContext.setLogLevel("ERROR")
         spark.sql("CREATE NAMESPACE glue.bench")
-        print("| rows per INSERT | files per INSERT | plain INSERT (s) | governed INSERT (s) | governed / plain |")
-        print("|---|---|---|---|---|")
+        print(
+            "| rows per INSERT | files per INSERT | MB per INSERT | plain INSERT (s) | governed INSERT (s) "
+            "| governed / plain |"
+        )
+        print("|---|---|---|---|---|---|")
         scans: dict[str, list[float]] = {"plain": [], "governed": []}
         for rows in args.rows:
             tables = {"plain": f"glue.bench.plain_{rows}", "governed": f"glue.bench.governed_{rows}"}
@@ -57,7 +61,7 @@ def main() -> None:
                 "INSERT INTO {t} SELECT id, id * 0.5, concat('note ', id), "
                 f"date_add(DATE'2024-01-01', CAST(id % {args.partitions} AS INT)) FROM range({rows})"
             )
-            for kind, table in tables.items():  # warm-up: the first statements compile and load classes
+            for table in tables.values():  # warm-up: the first statements compile and load classes
                 timed(spark, insert.format(t=table))
             times: dict[str, list[float]] = {"plain": [], "governed": []}
             for round_ in range(args.rounds):
@@ -65,17 +69,28 @@ def main() -> None:
                 for kind in order:
                     times[kind].append(timed(spark, insert.format(t=tables[kind])))
             plain, governed = (statistics.median(times[k]) for k in ("plain", "governed"))
-            files = args.partitions * 2  # two tasks, each writing one file per partition
-            print(f"| {rows:,} | {files} | {plain:.3f} | {governed:.3f} | {governed / plain:.2f} |")
+            objects = LakeFormation(f"{root}/warehouse").get_table_objects_arrow(
+                DatabaseName="bench", TableName=f"governed_{rows}"
+            )
+            inserts = args.rounds + 1
+            files = objects.num_rows // inserts
+            megabytes = sum(objects.column("Size").to_pylist()) / inserts / 1e6
+            print(
+                f"| {rows:,} | {files} | {megabytes:.1f} | {plain:.3f} | {governed:.3f} "
+                f"| {governed / plain:.2f} |"
+            )
             for kind, table in tables.items():
                 scans[kind].append(
                     statistics.median(timed(spark, f"SELECT sum(amount) FROM {table}") for _ in range(5))
                 )
         print()
-        print("Full scans after the rounds (median of 5, s): " + ", ".join(
-            f"{rows:,} rows x {args.rounds + 1} INSERTs: plain {p:.3f}, governed {g:.3f}"
-            for rows, p, g in zip(args.rows, scans["plain"], scans["governed"], strict=True)
-        ))
+        print(
+            "Full scans after the rounds (median of 5, s): "
+            + ", ".join(
+                f"{rows:,} rows x {args.rounds + 1} INSERTs: plain {p:.3f}, governed {g:.3f}"
+                for rows, p, g in zip(args.rows, scans["plain"], scans["governed"], strict=True)
+            )
+        )
         spark.stop()
 
 
