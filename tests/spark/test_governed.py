@@ -268,3 +268,21 @@ def test_truncate_deletes_the_objects_in_one_transaction_and_partition_ddl_is_re
         spark.sql(f"ALTER TABLE {governed} ADD PARTITION (p = 'c', q = 3)")
     with pytest.raises(Exception, match="MSCK REPAIR TABLE does not apply to governed table"):
         spark.sql(f"MSCK REPAIR TABLE {governed}")
+
+
+def test_analyze_counts_the_objects_rename_is_refused_and_drop_deletes_a_managed_folder(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1), (2, 'b', 2)")
+    folder = warehouse / f"{ns}.db" / "g"
+    (folder / "stray.parquet").write_bytes(b"x" * 1000)  # no object: not the table's size
+    got = {r.statistic: r.value for r in spark.sql(f"ANALYZE TABLE {governed} COMPUTE STATISTICS").collect()}
+    sizes = [o["Size"] for o in objects(warehouse, ns, "g")]
+    assert (got["numFiles"], got["totalSize"], got["numRows"]) == (str(len(sizes)), str(sum(sizes)), "2")
+    with pytest.raises(Exception, match="ALTER TABLE RENAME TO does not apply to governed table"):
+        spark.sql(f"ALTER TABLE {governed} RENAME TO {ns}.g2")
+    spark.sql(
+        f"DROP TABLE {governed}"
+    )  # made without LOCATION: its folder is the catalog's, as for any table
+    assert not folder.exists()

@@ -22,19 +22,24 @@ CONCURRENT = textwrap.dedent(
     import os, sys, time
     from gluecat.spark import session
     warehouse, table, me, other, meeting = sys.argv[1:]
-    spark = session(warehouse, **{"spark.sql.shuffle.partitions": "2"})
+    # A 1 s idle timeout, and jobs that run past it: the running job keeps its transaction alive.
+    spark = session(warehouse, **{"spark.sql.shuffle.partitions": "2", "spark.sql.catalog.glue.transaction-timeout": "1"})
+    met = set()
 
     def meet(step):
-        open(os.path.join(meeting, f"{me}-{step}"), "w").close()
-        deadline = time.time() + 180
-        while not os.path.exists(os.path.join(meeting, f"{other}-{step}")) and time.time() < deadline:
-            time.sleep(0.05)
+        if step not in met:
+            open(os.path.join(meeting, f"{me}-{step}"), "w").close()
+            deadline = time.time() + 180
+            while not os.path.exists(os.path.join(meeting, f"{other}-{step}")) and time.time() < deadline:
+                time.sleep(0.05)
+            time.sleep(2.5)
+            met.add(step)
         return 0
 
     spark.udf.register("meet", meet, "int")
     for step, part in ((1, me), (2, "shared")):
         try:
-            spark.sql(f"INSERT INTO {table} SELECT CAST(id AS INT) + meet({step}), '{part}' FROM range(10)")
+            spark.sql(f"INSERT INTO {table} SELECT CAST(id AS INT) + meet({step}), '{part}' FROM range(0, 10, 1, 1)")
             print(f"step {step}: committed", flush=True)
         except Exception as e:
             said = [line for line in str(e).splitlines() if "gluecat" in line]

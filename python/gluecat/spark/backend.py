@@ -298,9 +298,7 @@ class Backend:
         if governed:
             props["table_type"] = "GOVERNED"  # DESCRIBE shows it; SHOW TBLPROPERTIES hides reserved keys:
             props["gluecat.table_type"] = "GOVERNED"
-            if str(props.get("EXTERNAL", "")).upper() == "TRUE":
-                props["external"] = "true"
-        elif is_external(table):
+        if is_external(table):
             props["external"] = "true"  # what Spark's DESCRIBE and Catalog.getTable read as EXTERNAL
         order = props.pop(COLUMN_ORDER, None)
         stats = (
@@ -488,6 +486,7 @@ class Backend:
         the folder, copy the partitions, delete the old table; a failed move deletes the new table again.
         """
         table = self._table(args)
+        _not_governed(table, "ALTER TABLE RENAME TO")  # its objects would stay with the old name
         database, name = args["new_database"], args["new_name"]
         move = self.files.plan_rename(table, database, name)
         new = table_input(table)
@@ -782,13 +781,21 @@ class Backend:
         return {"version": version}
 
     def op_analyze_table(self, args: dict[str, Any]) -> list[dict[str, str]]:
-        """ANALYZE TABLE: the table's size and file count (from its folders), the row count and column
-        statistics Spark computed (``num_rows``, ``column_stats``; absent with NOSCAN), stored in Glue."""
+        """ANALYZE TABLE: the table's size and file count (from its folders; a governed table's from its
+        objects), the row count and column statistics Spark computed (``num_rows``, ``column_stats``;
+        absent with NOSCAN), stored in Glue."""
         table = self._named(args)
-        folders = [f for _, f in self.files.partition_folders(table)] if table.get("PartitionKeys") else []
-        if not table.get("PartitionKeys"):
-            folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
-        sizes = [info.size for f in folders if f for info in _file_infos(f)]
+        sizes: list[int]
+        if is_governed(table):  # its files are its objects
+            objects = self.governed.objects(table, [], None, None)
+            sizes = [int(n or 0) for n in objects.column("Size").to_pylist()]
+        else:
+            folders = (
+                [f for _, f in self.files.partition_folders(table)] if table.get("PartitionKeys") else []
+            )
+            if not table.get("PartitionKeys"):
+                folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
+            sizes = [info.size for f in folders if f for info in _file_infos(f)]
         rows = args.get("num_rows")
         new = table_input(table)
         new["Parameters"] = statistics.table_parameters(

@@ -3,8 +3,8 @@
 The rules, as Hive and Spark's built-in catalog keep them, plus one they lack (nothing another table reads
 is ever deleted):
 
-- A table's data is the catalog's (managed) when the table is a MANAGED_TABLE, its Parameters do not say
-  EXTERNAL=TRUE, and its folder lies inside its database's folder (the database's LocationUri, else
+- A table's data is the catalog's (managed) when the table is a MANAGED_TABLE or GOVERNED, its Parameters do
+  not say EXTERNAL=TRUE, and its folder lies inside its database's folder (the database's LocationUri, else
   ``<warehouse>/<db>.db``). Anything else is external: created with LOCATION, registered by a crawler, moved
   elsewhere with SET LOCATION.
 - DROP TABLE [PURGE], ALTER TABLE DROP PARTITION [PURGE] and DROP DATABASE CASCADE delete managed data and
@@ -47,11 +47,11 @@ _STORE_FOLDER = "_gluecat"
 
 
 def is_external(table: dict[str, Any]) -> bool:
-    """Whether a table's data is not the catalog's: anything but a MANAGED_TABLE, or EXTERNAL=TRUE (as Hive
-    records it in Parameters)."""
+    """Whether a table's data is not the catalog's: anything but a MANAGED_TABLE or a GOVERNED table made
+    without LOCATION, or EXTERNAL=TRUE (as Hive records it in Parameters)."""
     if str((table.get("Parameters") or {}).get("EXTERNAL", "")).upper() == "TRUE":
         return True
-    return table.get("TableType") != "MANAGED_TABLE"
+    return table.get("TableType") not in ("MANAGED_TABLE", "GOVERNED")
 
 
 def folder_key(location: str) -> str:
