@@ -31,6 +31,11 @@ spark.sql("CREATE NAMESPACE glue.job")
 spark.sql("CREATE TABLE glue.job.t (v INT) USING parquet")
 spark.sql("INSERT INTO glue.job.t VALUES (41), (1)")
 print("answer:", spark.sql("SELECT sum(v) FROM glue.job.t").collect()[0][0], flush=True)
+# A governed table: the job's transaction is kept alive and committed by the bridge's Python child.
+spark.sql("SELECT 40 AS v, 'a' AS p").writeTo("glue.job.g").partitionedBy("p").tableProperty(
+    "table_type", "GOVERNED").create()
+spark.sql("INSERT INTO glue.job.g VALUES (2, 'b')")
+print("governed:", spark.sql("SELECT sum(v) FROM glue.job.g").collect()[0][0], flush=True)
 """
 
 
@@ -81,6 +86,7 @@ def test_jobs_find_the_drivers_interpreter_and_exit_when_they_end(tmp_path: Path
         out, err = job.communicate(timeout=300)  # a job that never exits fails here
         assert job.returncode == 0, f"{name}: {err[-3000:]}"
         assert "answer: 42" in out, name
+        assert "governed: 42" in out, name
     assert time.monotonic() - started < 300
     deadline = time.monotonic() + 15
     while (bridge_children(submitted_wh) or bridge_children(direct_wh)) and time.monotonic() < deadline:
