@@ -286,3 +286,16 @@ def test_analyze_counts_the_objects_rename_is_refused_and_drop_deletes_a_managed
         f"DROP TABLE {governed}"
     )  # made without LOCATION: its folder is the catalog's, as for any table
     assert not folder.exists()
+
+
+def test_a_job_whose_objects_are_refused_fails_naming_why_and_leaves_nothing(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.i (v INT, k INT) USING parquet PARTITIONED BY (k) {GOVERNED}")
+    # Spark writes a null key as Hive's __HIVE_DEFAULT_PARTITION__, which no integer key of an object takes.
+    with pytest.raises(
+        Exception, match=r"PartitionValues\[0\]: '__HIVE_DEFAULT_PARTITION__' is not an integer"
+    ):
+        spark.sql(f"INSERT INTO glue.{ns}.i VALUES (1, NULL), (2, 3)")
+    assert objects(warehouse, ns, "i") == []
+    assert list((warehouse / f"{ns}.db" / "i").rglob("*")) == []  # no file, and no folder made for one

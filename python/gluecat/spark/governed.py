@@ -7,9 +7,9 @@ A job's life cycle, as the shim drives it:
   writers put the job's files in ``<table folder>/.gluecat-tx-<transaction id>``, a folder named by the
   transaction so that whoever finds it later can tell whether its job ended.
 - commit: each file's final place (``<table folder>/<partition path>/<file>``) is recorded with
-  DeleteObjectsOnCancel, then the file moves there; UpdateTableObjects registers the files (an overwrite
-  also deletes the objects it replaces, read in the same transaction), and the transaction commits. Any
-  failure cancels it, which deletes the moved files (gluecat.catalog.transactions).
+  DeleteObjectsOnCancel; UpdateTableObjects registers the files there (an overwrite also deletes the
+  objects it replaces, read in the same transaction); the files move there, and the transaction commits.
+  Any failure cancels it, which deletes the moved files (gluecat.catalog.transactions).
 - a killed job: its heartbeat stops and the transaction aborts on its idle timeout, which deletes the files
   already moved; the next write to the table removes the folders of ended transactions, which hold the
   rest.
@@ -232,11 +232,6 @@ class GovernedWrites:
                     TransactionId=tx,
                     Objects=[{"Uri": f.target, "ETag": f.etag} for f in batch],
                 )
-            fs, _ = filesystem(folder)
-            for f in files:
-                _, to = filesystem(f.target)
-                fs.create_dir(posixpath.dirname(to), recursive=True)
-                fs.move(f.source, to)
             operations: list[dict[str, Any]] = [
                 {"DeleteObject": {"Uri": uri, **({"PartitionValues": values} if values else {})}}
                 for values, uri in self._replaced(table, tx, mode, written, filters)
@@ -259,6 +254,12 @@ class GovernedWrites:
                     TransactionId=tx,
                     WriteOperations=operations[start : start + BATCH],
                 )
+            # Checked and staged: now the files take their places (recorded for deletion on cancel).
+            fs, _ = filesystem(folder)
+            for f in files:
+                _, to = filesystem(f.target)
+                fs.create_dir(posixpath.dirname(to), recursive=True)
+                fs.move(f.source, to)
             self._heartbeat.remove(tx)
             lf.commit_transaction(TransactionId=tx)
         except BaseException:
