@@ -53,6 +53,10 @@ import org.apache.spark.util.SerializableConfiguration;
  * folder removed) is the Python catalog's: this class only says which partitions the job wrote.
  */
 public final class GlueWrite {
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(GlueWrite.class);
+    /** How long a failed job's abort waits for its tasks that still write (in this JVM). */
+    private static final long ABORT_WAIT_MILLIS = 60_000;
+
     private GlueWrite() {}
 
     /** How the write treats existing data. */
@@ -192,11 +196,11 @@ public final class GlueWrite {
         private final String stagingName;
         private final Path staging;
         private final FileBatchWrite delegate;
+        private final String jobId = UUID.randomUUID().toString();
 
         StagedBatchWrite(Builder b) {
             this.b = b;
             SQLConf conf = b.spark.sessionState().conf();
-            String jobId = UUID.randomUUID().toString();
             Configuration hadoopConf = b.spark.sessionState().newHadoopConfWithOptions(Scala.map(b.options));
             this.stagingName = b.target.begin();
             this.staging = GlueFileIndex.qualify(hadoopConf, stagingName);
@@ -243,7 +247,7 @@ public final class GlueWrite {
 
         @Override
         public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo info) {
-            return delegate.createBatchWriterFactory(info);
+            return JobWriters.tracked(jobId, delegate.createBatchWriterFactory(info));
         }
 
         @Override
@@ -273,12 +277,23 @@ public final class GlueWrite {
                 }
                 written.add(values);
             }
+            JobWriters.forget(jobId);  // every task has ended
             delegate.commit(messages);  // the tasks' files, now in the staging folder
             b.target.commit(stagingName, b.mode, b.filters, ordered, written);
         }
 
         @Override
         public void abort(WriterCommitMessage[] messages) {
+            try {
+                // Tasks Spark has not stopped yet may still write: none may start, and those writing end,
+                // before the staging folder goes. The job stays closed (a few bytes kept per failed job).
+                if (!JobWriters.closeAndWait(jobId, ABORT_WAIT_MILLIS)) {
+                    LOG.warn("gluecat: tasks of the failed write job {} still write after {} ms; files they"
+                        + " write to {} may stay behind", jobId, ABORT_WAIT_MILLIS, stagingName);
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             try {
                 delegate.abort(messages);
             } finally {
