@@ -35,6 +35,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.certificates import make_certificate
+
+from gluecat.hms.reference import free_port
+
 REGION = "us-east-1"
 COLUMNS = [("id", "bigint"), ("amount", "double"), ("note", "string")]
 PARQUET = "org.apache.hadoop.hive.ql.io.parquet"
@@ -51,27 +56,6 @@ server = make_server("127.0.0.1", port, app, True, request_handler=MotoRequestHa
 print("ready", flush=True)
 server.serve_forever()
 """
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def make_certificate(folder: Path) -> tuple[str, str]:
-    subprocess.run(
-        [
-            "openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
-            "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
-            "-keyout", str(folder / "key.pem"), "-out", str(folder / "cert.pem"),
-        ],
-        check=True,
-        capture_output=True,
-    )  # fmt: skip
-    return str(folder / "cert.pem"), str(folder / "key.pem")
 
 
 def storage(location: str) -> dict[str, Any]:
@@ -284,7 +268,7 @@ def main() -> None:
     counts = [int(c) for c in args.clients.split(",")]
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        cert, key = make_certificate(folder)
+        cert, key = (str(p) for p in make_certificate(folder))
         users_file = folder / "users.json"
         added = subprocess.run(
             [

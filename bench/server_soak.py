@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import base64
-import datetime
 import http.client
-import ipaddress
 import multiprocessing
 import random
 import resource
@@ -44,40 +42,11 @@ from gluecat.hms import users
 from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
 from gluecat.hms.reference import free_port
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.certificates import make_certificate
+
 PASSWORD = "soak-password"
 AUTH = "Basic " + base64.b64encode(f"soak:{PASSWORD}".encode()).decode()
-
-
-def certificate(folder: Path) -> tuple[Path, Path]:
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import NameOID
-
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False
-        )
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = folder / "cert.pem", folder / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
-    return cert_path, key_path
 
 
 def message(name: str, **args: Any) -> bytes:
@@ -95,7 +64,7 @@ GET_TABLE = message("get_table", dbname="soak", tbl_name="events")
 
 class Server:
     def __init__(self, folder: Path, extra: list[str]) -> None:
-        self.cert, key = certificate(folder)
+        self.cert, key = make_certificate(folder)
         self.port = free_port()
         self.proc = subprocess.Popen(
             [
