@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
@@ -79,6 +80,35 @@ def test_compact_is_a_dry_run_unless_applied(demo: str, capsys: pytest.CaptureFi
     assert "checkpoint written" in capsys.readouterr().out
     assert main(["info", "-w", demo]) == 0
     assert json.loads(capsys.readouterr().out)["checkpoints"] == 1
+
+
+def test_compact_removes_the_folders_of_ended_governed_write_jobs(
+    warehouse: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A killed Spark job leaves its files in ``.gluecat-tx-<transaction>``; compaction removes the folders
+    of ended transactions and leaves a running job's, and folders that are no transaction of this
+    warehouse."""
+    glue = Catalog(warehouse)
+    lf = LakeFormation(glue)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    location = tmp_path / "t"
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "TableType": "GOVERNED",
+            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": location.as_uri()},
+        },
+    )
+    ended, running = (lf.start_transaction()["TransactionId"] for _ in range(2))
+    lf.cancel_transaction(TransactionId=ended)
+    folders = [location / f".gluecat-tx-{name}" for name in (ended, running, "not-a-transaction")]
+    for folder in folders:
+        folder.mkdir(parents=True)
+        (folder / "part-0.parquet").write_bytes(b"left by a killed job")
+    assert main(["compact", "--apply", "-w", warehouse]) == 0
+    assert "removed 1 folder(s) of ended governed write jobs" in capsys.readouterr().out
+    assert [f.exists() for f in folders] == [False, True, True]
 
 
 def test_errors_are_reported_not_raised(demo: str, capsys: pytest.CaptureFixture[str]) -> None:

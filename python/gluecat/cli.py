@@ -183,6 +183,8 @@ def _cmd_compact(args: argparse.Namespace) -> int:
         print(f"merged the partition segments of {merged} table(s) into one sorted file each")
         version = store.checkpoint()
         print(f"checkpoint written at version {version}")
+        swept = _sweep_governed_writes(args.warehouse)
+        print(f"removed {swept} folder(s) of ended governed write jobs")
     report = expire(store, retain=timedelta(hours=args.retain_hours), dry_run=not args.apply)
     verb = "deleted" if report.applied else "would delete"
     print(
@@ -195,6 +197,24 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     if not args.apply:
         print("dry run: pass --apply to write the checkpoint and delete")
     return 0
+
+
+def _sweep_governed_writes(warehouse: str) -> int:
+    """Remove the ``.gluecat-tx-*`` folders of ended write jobs (a killed Spark job's files) in every
+    governed table's folder, as the next write to the table would."""
+    from gluecat import Catalog
+    from gluecat.api.pages import every
+    from gluecat.catalog.objects import is_governed
+    from gluecat.spark.governed import GovernedWrites
+
+    catalog = Catalog(warehouse)
+    writes = GovernedWrites(catalog)
+    removed = 0
+    for db in every(catalog.get_databases, "DatabaseList"):
+        for table in every(catalog.get_tables, "TableList", DatabaseName=db["Name"]):
+            if is_governed(table) and (table.get("StorageDescriptor") or {}).get("Location"):
+                removed += len(writes.sweep(table))
+    return removed
 
 
 def _cmd_fsck(args: argparse.Namespace) -> int:
