@@ -429,8 +429,14 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
             keys.add(column(f));
         }
         args.set("properties", Backend.JSON.valueToTree(properties));
+        return created(ident, "create_table", args);
+    }
+
+    /** Makes a table through the backend's {@code method} and loads it, its errors as Spark's. */
+    private Table created(Identifier ident, String method, ObjectNode args)
+            throws TableAlreadyExistsException, NoSuchNamespaceException {
         try {
-            backend.call("create_table", args);
+            backend.call(method, args);
         } catch (Backend.GlueError e) {
             if (e.is("AlreadyExistsException")) {
                 throw new TableAlreadyExistsException(ident.toString());
@@ -506,22 +512,7 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
             ObjectNode args = Backend.table(database(ident.namespace()), ident.name());
             args.put("source_database", g.info().ident.namespace()[0]).put("source_name", g.info().ident.name());
             args.set("properties", Backend.JSON.valueToTree(info.properties()));
-            try {
-                backend.call("create_table_like", args);
-            } catch (Backend.GlueError e) {
-                if (e.is("AlreadyExistsException")) {
-                    throw new TableAlreadyExistsException(ident.toString());
-                }
-                if (e.is("EntityNotFoundException")) {
-                    throw new NoSuchNamespaceException(ident.namespace());
-                }
-                throw e.toSpark("identifier", quoted(ident));
-            }
-            try {
-                return loadTable(ident);
-            } catch (NoSuchTableException e) {
-                throw new IllegalStateException("gluecat: table " + ident + " vanished right after it was created", e);
-            }
+            return created(ident, "create_table_like", args);
         }
         Map<String, String> props = new HashMap<>();
         source.properties().forEach((k, v) -> {
