@@ -17,23 +17,9 @@ import pytest
 from gluecat import Catalog, LakeFormation
 from gluecat.catalog import transactions
 from gluecat.store.log import CommitTransaction
+from tests.catalog.governed_table import make_table
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def make_table(warehouse: str) -> Catalog:
-    glue = Catalog(warehouse)
-    glue.create_database(DatabaseInput={"Name": "db"})
-    glue.create_table(
-        DatabaseName="db",
-        TableInput={
-            "Name": "t",
-            "TableType": "GOVERNED",
-            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "s3://lake/t/"},
-            "PartitionKeys": [{"Name": "k", "Type": "int"}],
-        },
-    )
-    return glue
 
 
 def worker(*args: str) -> subprocess.Popen[str]:

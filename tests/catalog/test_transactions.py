@@ -17,20 +17,11 @@ from gluecat.catalog import transactions
 from gluecat.store import layout
 from gluecat.store.log import CommitTransaction
 from gluecat.store.maintenance import expire
+from tests.catalog.governed_table import make_table
 
 
 def setup(warehouse: str) -> tuple[Catalog, LakeFormation]:
-    glue = Catalog(warehouse)
-    glue.create_database(DatabaseInput={"Name": "db"})
-    glue.create_table(
-        DatabaseName="db",
-        TableInput={
-            "Name": "t",
-            "TableType": "GOVERNED",
-            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": "s3://lake/t/"},
-            "PartitionKeys": [{"Name": "k", "Type": "int"}],
-        },
-    )
+    glue = make_table(warehouse)
     return glue, LakeFormation(glue)
 
 
