@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
 
@@ -56,6 +57,23 @@ def add(uri: str, values: list[str]) -> dict[str, Any]:
     return {"AddObject": {"Uri": uri, "ETag": "0123456789abcdef", "Size": 1 << 20, "PartitionValues": values}}
 
 
+def rate(
+    one: Callable[[int], None], count: int, warm_up: list[int], start_at: float | None, glue: Any
+) -> dict[str, Any]:
+    """``one(i)`` for each warm-up i, then (from ``start_at``, if given) ``count`` times, timed; closes
+    ``glue``."""
+    for i in warm_up:
+        one(i)
+    if start_at is not None:
+        time.sleep(max(0.0, start_at - time.time()))
+    began = time.perf_counter()
+    for i in range(count):
+        one(i)
+    elapsed = time.perf_counter() - began
+    glue.close()
+    return {"count": count, "seconds": elapsed, "per_s": count / elapsed}
+
+
 # -- transactions per second --------------------------------------------------------------------------
 
 
@@ -76,16 +94,7 @@ def transactions(root: str, count: int, worker: int, start_at: float | None) -> 
         lf.update_table_objects(DatabaseName="bench", TableName="t", TransactionId=tx, WriteOperations=ops)
         assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
 
-    for i in range(50):
-        one(-1 - i)
-    if start_at is not None:
-        time.sleep(max(0.0, start_at - time.time()))
-    began = time.perf_counter()
-    for i in range(count):
-        one(i)
-    elapsed = time.perf_counter() - began
-    glue.close()
-    return {"count": count, "seconds": elapsed, "per_s": count / elapsed}
+    return rate(one, count, [-1 - i for i in range(50)], start_at, glue)
 
 
 def plain_commits(root: str, count: int) -> dict[str, Any]:
@@ -108,14 +117,7 @@ def plain_commits(root: str, count: int) -> dict[str, Any]:
         ]
         glue.batch_create_partition(DatabaseName="bench", TableName="t", PartitionInputList=parts)
 
-    for i in range(50):
-        one(10_000_000 + i)
-    began = time.perf_counter()
-    for i in range(count):
-        one(i)
-    elapsed = time.perf_counter() - began
-    glue.close()
-    return {"count": count, "seconds": elapsed, "per_s": count / elapsed}
+    return rate(one, count, [10_000_000 + i for i in range(50)], None, glue)
 
 
 def four_processes(root: str, count: int) -> dict[str, Any]:
