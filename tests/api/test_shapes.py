@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import unicodedata
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gluecat.api import shapes, validate
+from gluecat.api import patterns, shapes, validate
 from gluecat.errors import InvalidInputException
 
 Check = Callable[[Any], Any]
@@ -94,6 +95,12 @@ REFUSED_STRINGS = [
 @pytest.mark.parametrize(("value", "options", "rule"), REFUSED_STRINGS)
 def test_strings_past_their_limits_are_refused(value: Any, options: dict[str, Any], rule: str) -> None:
     assert_refused(lambda v: shapes.check_string(v, "Some.Field", **options), value, "Some.Field", rule)
+
+
+def test_custom11_takes_exactly_the_letters_numbers_and_punctuation_of_unicode_in_ascii_or_not() -> None:
+    for text in [*(chr(c) for c in range(128)), "é", "٣", "¿", "€", "a€", "ok-1_2:/"]:
+        expected = all(unicodedata.category(c)[0] in "LNP" for c in text)
+        assert patterns.matches(text, "custom11") is expected, repr(text)
 
 
 def test_an_absent_optional_string_is_none_and_a_str_subclass_comes_back_plain() -> None:

@@ -22,6 +22,9 @@ Pattern = Literal["single_line", "multi_line", "custom11", "custom12"] | None
 _SINGLE_LINE = re.compile("[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\t]*")
 _MULTI_LINE = re.compile("[\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff\r\n\t]*")
 _UUID = re.compile("[a-f0-9]{8}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{4}-[a-f0-9]{12}")
+_ASCII_CUSTOM11 = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in range(128) if unicodedata.category(chr(c))[0] in "LNP") + "]*"
+)
 _PATTERN_NAMES = {
     "single_line": "the single-line string pattern (no control characters but tab)",
     "multi_line": "the URI address multi-line string pattern (no control characters but tab, CR and LF)",
@@ -50,7 +53,10 @@ def matches(value: str, pattern: Pattern) -> bool:
     if pattern == "custom12":
         return _UUID.fullmatch(value) is not None
     if pattern == "custom11":
-        # [\p{L}\p{N}\p{P}]: Python's re has no Unicode property classes.
+        # [\p{L}\p{N}\p{P}]: Python's re has no Unicode property classes; ASCII text (ETags, ids) is
+        # checked against the ASCII members of the class in one pass.
+        if value.isascii():
+            return _ASCII_CUSTOM11.fullmatch(value) is not None
         return all(unicodedata.category(c)[0] in "LNP" for c in value)
     return True
 

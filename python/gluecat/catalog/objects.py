@@ -20,7 +20,7 @@ import functools
 import itertools
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
@@ -193,13 +193,17 @@ class ObjectWrite:
     def deleted(self) -> bool:
         return self.size is None
 
-    @functools.cached_property
-    def identity(self) -> str:
-        return value_key([*self.values, self.uri])
+    partition: str = field(init=False, repr=False, compare=False)
+    """The partition's key (value_key of the values)."""
+    identity: str = field(init=False, repr=False, compare=False)
+    """The object's row key (value_key of the values and the Uri)."""
 
-    @functools.cached_property
-    def partition(self) -> str:
-        return value_key(self.values)
+    def __post_init__(self) -> None:
+        # Computed once here: a commit asks every write for both, and functools.cached_property takes a
+        # lock on each first read (Python 3.11).
+        partition = value_key(self.values)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "identity", identity_key(partition, self.uri))
 
     def to_json(self) -> list[Any]:
         return [list(self.values), self.uri, self.etag, self.size]
@@ -208,6 +212,12 @@ class ObjectWrite:
     def from_json(doc: list[Any]) -> ObjectWrite:
         values, uri, etag, size = doc
         return ObjectWrite(tuple(values), uri, etag, size)
+
+
+def identity_key(partition: str, uri: str) -> str:
+    """value_key([*values, uri]) from value_key(values): the compact JSON list with one more item."""
+    uri_json = value_key([uri])[1:-1]
+    return partition[:-1] + ("," if partition != "[]" else "") + uri_json + "]"
 
 
 def parse_writes(table: dict[str, Any], operations: list[dict[str, Any]]) -> list[ObjectWrite]:

@@ -569,16 +569,17 @@ class Transactions:
             else:
                 # From here no write can be staged: the commit takes exactly those before the marker.
                 self._append({"op": "committing", "tx": tx.id, "time": now}, sync=False)
-        self._finish(tx_id)
+        self._finish(tx_id, tx)
         return COMMITTED
 
-    def _finish(self, tx_id: str) -> None:
-        """Publish a transaction that is being committed (its writes are those before its marker);
-        ConcurrentModificationException (it is then ABORTED) on a conflict."""
-        tx = self.get(tx_id)
-        writes = list(tx.writes)
+    def _finish(self, tx_id: str, tx: Transaction | None = None) -> None:
+        """Publish a transaction that is being committed (its writes are those before its marker; ``tx``
+        if the caller read it after the marker); ConcurrentModificationException (it is then ABORTED)
+        on a conflict."""
+        marked = tx if tx is not None else self.get(tx_id)
+        writes = list(marked.writes)
         try:
-            version = self.store.commit(OPERATION, lambda latest: self._build(tx, writes, latest))
+            version = self.store.commit(OPERATION, lambda latest: self._build(marked, writes, latest))
         except GlueError as e:
             if isinstance(e, (InternalServiceException, OperationTimeoutException)):
                 raise  # not the transaction's fault: it stays in progress, and is finished later
