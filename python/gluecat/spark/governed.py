@@ -34,8 +34,13 @@ import pyarrow.fs as pafs
 
 from gluecat import Catalog, LakeFormation
 from gluecat.catalog.objects import is_governed
-from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS
-from gluecat.errors import GlueError, InvalidInputException
+from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
+from gluecat.errors import (
+    GlueError,
+    InternalServiceException,
+    InvalidInputException,
+    OperationTimeoutException,
+)
 from gluecat.spark.data_files import data_files, filesystem
 
 TX_FOLDER_PREFIX = ".gluecat-tx-"
@@ -261,7 +266,7 @@ class GovernedWrites:
                 fs.create_dir(posixpath.dirname(to), recursive=True)
                 fs.move(f.source, to)
             self._heartbeat.remove(tx)
-            lf.commit_transaction(TransactionId=tx)
+            _commit(lf, tx)
         except BaseException:
             # Canceling deletes the files moved so far; a commit that raised ConcurrentModificationException
             # aborted the transaction already (and deleted them), so the cancel has nothing left to do.
@@ -363,6 +368,20 @@ class GovernedWrites:
                 if uri not in seen:
                     seen.add(uri)
                     yield values, uri
+
+
+def _commit(lf: LakeFormation, tx: str) -> None:
+    """Commits a job's transaction. A commit that failed for the store's sake (not a conflict) may have
+    published already, and is finished by whoever reads the transaction once it is stale: the job's
+    error says so rather than let the job's data appear after a failure that did not mention it."""
+    try:
+        lf.commit_transaction(TransactionId=tx)
+    except (InternalServiceException, OperationTimeoutException) as e:
+        raise type(e)(
+            f"{e.message} (the commit of transaction {tx} did not finish: its outcome is unknown until it is "
+            f"finished, committed or aborted, by the first call that reads it after {STALE_COMMIT_SECONDS:g} "
+            "s; its data may still appear. describe_transaction tells the outcome)"
+        ) from e
 
 
 def objects_answer(rows: pa.Table, keys: list[str]) -> dict[str, Any]:

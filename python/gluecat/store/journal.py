@@ -159,16 +159,28 @@ class Journal:
                 # tail of a writer that died mid-record. Nobody has read it as a record.
                 os.ftruncate(self._fd, self._offset)
             data = b"".join(_encode(r) for r in records)
-            written = os.write(self._fd, data)
+            name = self.fs.uri(layout.journal_path(self._generation or 0))
+            try:
+                written = os.write(self._fd, data)
+            except OSError as e:  # a full disk, an I/O error: nothing of the record counts
+                os.ftruncate(self._fd, self._offset)
+                raise StorageError(f"{name}: a record could not be written ({e})") from e
             if written != len(data):
                 os.ftruncate(self._fd, self._offset)
                 raise StorageError(
-                    f"{self.fs.uri(layout.journal_path(self._generation or 0))}: a record could not be "
-                    f"written whole ({written} of {len(data)} bytes)"
+                    f"{name}: a record could not be written whole ({written} of {len(data)} bytes)"
                 )
             self._offset += len(data)
             if sync and self.fs.fsync:
-                os.fdatasync(self._fd)
+                try:
+                    os.fdatasync(self._fd)
+                except OSError as e:
+                    # Other processes may have read the record already, so it stays; a second fdatasync
+                    # may report success for pages the kernel dropped, so the caller is told.
+                    raise StorageError(
+                        f"{name}: a record was written but could not be put on stable storage ({e}); it "
+                        "counts unless the machine stops before the next sync"
+                    ) from e
 
     def _create_first(self) -> None:
         """Start generation 0 (or find the one another process started)."""
