@@ -125,40 +125,48 @@ def _key_type(glue_type: str) -> KeyType | str:
 def canonical_value(text: str, glue_type: str, field: str) -> str:
     """A partition value of a key of ``glue_type`` in its canonical form, or InvalidInputException
     naming ``field``."""
+    found = _canonical(text, glue_type)
+    if isinstance(found, str):
+        return found
+    if found[0] == "type":
+        raise InvalidInputException(
+            f"{field}: the partition key has {found[1]}; governed table objects take partition keys of "
+            f"types {SUPPORTED_TYPES}"
+        )
+    raise InvalidInputException(
+        f"{field}: {text!r} is not {found[1]} (the partition key's type is {glue_type})"
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(text: str, glue_type: str) -> str | tuple[str, str]:
+    """canonical_value's answer, or ("type" or "value", why not); cached, as the objects of a
+    partition (often all of a call's) share their values."""
     kt = _key_type(glue_type)
     if isinstance(kt, str):
-        raise InvalidInputException(
-            f"{field}: the partition key has {kt}; governed table objects take partition keys of types "
-            f"{SUPPORTED_TYPES}"
-        )
-
-    def bad(what: str) -> InvalidInputException:
-        return InvalidInputException(
-            f"{field}: {text!r} is not {what} (the partition key's type is {glue_type})"
-        )
-
+        return ("type", kt)
     if kt.kind == "string":
         return text
     if kt.kind == "integer":
         if not INTEGER_VALUE.fullmatch(text) or not INT64_MIN <= int(text) <= INT64_MAX:
-            raise bad("an integer of 64 bits")
+            return ("value", "an integer of 64 bits")
         return str(int(text))
     if kt.kind == "decimal":
         if not DECIMAL_VALUE.fullmatch(text):
-            raise bad("a decimal number (digits, an optional sign and point)")
+            return ("value", "a decimal number (digits, an optional sign and point)")
         d = Decimal(text).normalize()
         return "0" if d.is_zero() else format(d, "f")
     if kt.kind == "date":
         if not DATE_VALUE.fullmatch(text) or text.startswith("0000"):
-            raise bad("a date (yyyy-MM-dd)")
+            return ("value", "a date (yyyy-MM-dd)")
         try:
             date.fromisoformat(text)
         except ValueError:
-            raise bad("a date (yyyy-MM-dd)") from None
+            return ("value", "a date (yyyy-MM-dd)")
         return text
     found = _utc_timestamp(text)
     if found is None:
-        raise bad("a timestamp (yyyy-MM-dd HH:mm:ss, with an optional fraction and offset)")
+        return ("value", "a timestamp (yyyy-MM-dd HH:mm:ss, with an optional fraction and offset)")
     return found
 
 
@@ -172,9 +180,12 @@ def canonical_values(table: dict[str, Any], values: Sequence[str] | None, field:
             f"{field}: {len(given)} values given, but {table['DatabaseName']}.{table['Name']} has "
             f"{len(keys)} partition keys {names}: a value is needed for each"
         )
-    return tuple(
-        canonical_value(v, t, f"{field}[{i}]") for i, (v, (_, t)) in enumerate(zip(given, keys, strict=True))
-    )
+    found = [_canonical(v, t) for v, (_, t) in zip(given, keys, strict=True)]
+    canonical = tuple(f for f in found if isinstance(f, str))
+    if len(canonical) < len(found):  # the field path is made for the error only
+        i = next(i for i, f in enumerate(found) if not isinstance(f, str))
+        canonical_value(given[i], keys[i][1], f"{field}[{i}]")
+    return canonical
 
 
 # -- writes ----------------------------------------------------------------------------------------
