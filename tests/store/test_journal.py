@@ -64,6 +64,26 @@ def test_a_changed_record_is_damage(warehouse: str) -> None:
         journal(warehouse).poll()
 
 
+def test_a_record_the_disk_refuses_is_a_storage_error_naming_the_journal_and_leaves_no_trace(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writer = journal(warehouse)
+    append(writer, {"op": "a"})
+    path = current_file(warehouse)
+    size = os.path.getsize(path)
+
+    def full_disk(fd: int, data: bytes) -> int:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("gluecat.store.journal.os.write", full_disk)
+    with pytest.raises(StorageError, match=r"journal.*a record could not be written \(\[Errno 28\]"):
+        append(writer, {"op": "b"})
+    monkeypatch.undo()
+    assert os.path.getsize(path) == size
+    append(writer, {"op": "c"})
+    assert journal(warehouse).poll() == (True, [{"op": "a"}, {"op": "c"}])
+
+
 def test_a_rewrite_replaces_the_journal_and_readers_start_over(warehouse: str) -> None:
     writer, reader = journal(warehouse), journal(warehouse)
     append(writer, {"op": "a"}, {"op": "b"})

@@ -163,7 +163,8 @@ class Journal:
             try:
                 written = os.write(self._fd, data)
             except OSError as e:  # a full disk, an I/O error: nothing of the record counts
-                os.ftruncate(self._fd, self._offset)
+                with contextlib.suppress(OSError):  # else the next append cuts the torn tail
+                    os.ftruncate(self._fd, self._offset)
                 raise StorageError(f"{name}: a record could not be written ({e})") from e
             if written != len(data):
                 os.ftruncate(self._fd, self._offset)
