@@ -24,12 +24,12 @@ from gluecat.catalog import objects as obj
 from gluecat.catalog.context import Context, partition_key_count
 from gluecat.catalog.partitions import plan_query
 from gluecat.catalog.rows.view import TableView
+from gluecat.catalog.staged_writes import staged_object_write
 from gluecat.catalog.transactions import (
     ACTIVE,
     COMMIT_IN_PROGRESS,
     Transaction,
     now_us,
-    staged_object_write,
 )
 from gluecat.store.snapshot import Key, Snapshot
 

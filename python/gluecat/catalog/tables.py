@@ -27,7 +27,7 @@ from gluecat.catalog.context import (
     require_table,
 )
 from gluecat.catalog.objects import rows_key
-from gluecat.catalog.transactions import staged_table_write
+from gluecat.catalog.staged_writes import staged_table_write
 from gluecat.errors import (
     AlreadyExistsException,
     ConcurrentModificationException,

@@ -50,6 +50,7 @@ from gluecat.catalog import paging
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
 from gluecat.catalog.objects import ObjectWrite
 from gluecat.catalog.rows.view import TableView, fold
+from gluecat.catalog.staged_writes import table_changes, table_identity, with_table_write
 from gluecat.errors import (
     ConcurrentModificationException,
     EntityNotFoundException,
@@ -65,7 +66,7 @@ from gluecat.store import codec
 from gluecat.store.codec import from_micros
 from gluecat.store.journal import Journal, Record
 from gluecat.store.log import CommitTransaction
-from gluecat.store.snapshot import Changes, Key, Raw, Snapshot, apply
+from gluecat.store.snapshot import Changes, Key, Snapshot
 
 READ_AND_WRITE = "READ_AND_WRITE"
 READ_ONLY = "READ_ONLY"
@@ -94,13 +95,6 @@ R = TypeVar("R")
 
 def now_us() -> int:
     return time.time_ns() // 1000
-
-
-def table_identity(table: dict[str, Any] | None) -> list[Any] | None:
-    """What tells one table from another of the same name, and one definition of it from the next."""
-    if table is None:
-        return None
-    return [codec.to_micros(table["CreateTime"]), table["VersionId"]]
 
 
 @dataclass
@@ -634,7 +628,7 @@ class Transactions:
             key = tuple(w["table"])
             if w["w"] == "table":
                 made = Changes()
-                _table_changes(snap, w, made)
+                table_changes(snap, w, made)
                 snap = with_table_write(snap, w, f"transaction {tx.id}")
                 # Later writes win: a put after a deletion of the same record (DeleteTable, then
                 # CreateTable) must not come out of the commit as the deletion after the put.
@@ -850,56 +844,6 @@ def _summary(actions: tuple[Any, ...]) -> _Summary:
         if isinstance(action, CommitTransaction):
             return _Summary(action.transaction, {t: frozenset(p) for t, p in action.objects})
     return _Summary(None, {})
-
-
-def with_table_write(snap: Snapshot, w: dict[str, Any], source: str) -> Snapshot:
-    """``snap`` with a staged table write applied (not a committed state: its version is the one it
-    was built on)."""
-    changes = Changes()
-    _table_changes(snap, w, changes)
-    records = [(k, key, doc) for k, key, doc in changes.puts] + [(k, key, None) for k, key in changes.deletes]
-    return apply(snap, snap.version, snap.timestamp, records, [], changes.segment_removes, (), snap.link)
-
-
-def _table_changes(snap: Snapshot, w: dict[str, Any], changes: Changes) -> None:
-    """Add a staged table write's changes, made against ``snap``, to ``changes``."""
-    from gluecat.catalog.tables import drop_table_changes
-
-    if w.get("drop"):
-        database, name = w["table"]
-        if snap.get(TABLE, (database, name)) is not None:
-            drop_table_changes(snap, database, name, changes)
-        return
-    for kind, key, text in w["puts"]:
-        changes.put(kind, tuple(key), Raw(text, "a transaction's staged write"))
-    for kind, key in w["deletes"]:
-        changes.delete(kind, tuple(key))
-
-
-def staged_table_write(snap: Snapshot, key: Key, changes: Changes, *, drop: bool = False) -> dict[str, Any]:
-    """A table write to stage: the record changes an operation made against the transaction's state
-    ``snap`` (a drop is made again at commit, against the state then), and the table it found there."""
-    return {
-        "w": "table",
-        "table": list(key),
-        "base": table_identity(snap.get(TABLE, key)),
-        "drop": drop,
-        "puts": [] if drop else [[kind, list(k), _text(doc)] for kind, k, doc in changes.puts],
-        "deletes": [] if drop else [[kind, list(k)] for kind, k in changes.deletes],
-    }
-
-
-def staged_object_write(table: dict[str, Any], writes: list[ObjectWrite]) -> dict[str, Any]:
-    return {
-        "w": "objects",
-        "table": [table["DatabaseName"], table["Name"]],
-        "base": codec.to_micros(table["CreateTime"]),
-        "ops": [w.to_json() for w in writes],
-    }
-
-
-def _text(doc: Any) -> str:
-    return doc.text if isinstance(doc, Raw) else codec.dumps(doc)
 
 
 def _held_anywhere(ctx: Context, snap: Snapshot, uris: set[str]) -> set[str]:
