@@ -14,6 +14,34 @@ from gluecat.store.log import MergeSegments
 from gluecat.store.store import Store
 from tests.int_partitions import KEY, add, live, make, segments
 
+PRODUCTION_MIN_MERGE_ROWS = merging.MIN_MERGE_ROWS
+
+
+@pytest.fixture(autouse=True)
+def runs_of_any_size_merge(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tests here are about the size tiers, written with one-row segments: in them, runs of any
+    number of rows merge."""
+    monkeypatch.setattr(merging, "MIN_MERGE_ROWS", 0)
+
+
+def test_writes_of_a_few_rows_gather_until_their_run_is_worth_a_merge(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(merging, "MIN_MERGE_ROWS", PRODUCTION_MIN_MERGE_ROWS)
+    assert merging.MAX_RUN == 32 and merging.MIN_MERGE_ROWS == 256
+    glue = make(Catalog(warehouse, background_merges=False))
+    for i in range(31):  # one row each: the run waits until it is MAX_RUN segments long
+        add(glue, i)
+    assert len(segments(glue)) == 31
+    add(glue, 31)
+    assert len(segments(glue)) == 1
+    for i in range(25):  # ten rows each: the run waits until it holds MIN_MERGE_ROWS rows
+        add(glue, *range(100 + 10 * i, 110 + 10 * i))
+    assert len(segments(glue)) == 26
+    add(glue, *range(350, 360))
+    assert len(segments(glue)) == 2  # the 32 rows, then the 260 of the second run
+    assert live(glue) == list(range(32)) + list(range(100, 360))
+
 
 def test_eight_writes_of_one_size_become_one_segment(warehouse: str) -> None:
     glue = make(Catalog(warehouse, background_merges=False))

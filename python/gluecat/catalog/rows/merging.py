@@ -5,7 +5,8 @@ trees do: the newest run of ``MERGE_WIDTH`` becomes one, keeping deletions (whic
 older segments), whenever the run's oldest holds at most twice the mean of the rest, so segments of
 about one size are merged together and the result may complete the next tier. A table keeps at most
 about twenty segments at a million partitions, and each row is rewritten about 4.5 times (merging
-whenever the oldest held at most twice the *sum* of the rest rewrote each row about 8 times).
+whenever the oldest held at most twice the *sum* of the rest rewrote each row about 8 times). Writes of
+a few rows wait for more (``MIN_MERGE_ROWS``), so up to MAX_RUN - 1 small segments come on top.
 ``Merger.compact`` merges all segments into a single base with no deletions, in the order its caller
 gives (by identity otherwise), in row groups with Parquet statistics.
 
@@ -41,12 +42,17 @@ from gluecat.store.store import Store
 OPERATION = "CompactPartitions"
 """The operation name of merge commits: they rewrite segments but never change which rows exist."""
 MERGE_WIDTH = 8
-MAX_SEGMENTS = 96  # past this, merge the newest MERGE_WIDTH whatever their sizes
+MAX_SEGMENTS = 128  # past this, merge the newest MERGE_WIDTH whatever their sizes
 MAX_CASCADE = 8  # merges one write may trigger: 8 tiers of 8 cover 16M one-row writes (Glue allows 10M)
 MAX_RUN = 4 * MERGE_WIDTH
+MIN_MERGE_ROWS = 256
+"""A run of fewer rows waits for more writes (up to MAX_RUN segments): a merge costs a file and a commit,
+both synced, whatever its rows, while a few rows are cheap to read from the log entries that carry them.
+Writes of a few rows each (a transaction of ten objects, a partition added at a time) merge a quarter
+as often."""
 BACKLOG = MAX_SEGMENTS // 2
 """Past this many segments a writer merges itself instead of leaving it to the background (a table at
-10M partitions holds up to about 40 in its tiers)."""
+10M partitions holds up to about 40 in its tiers, and up to 31 small segments besides)."""
 IDLE_SECONDS = 2.0  # a store's merge thread ends after this long without work
 
 Order = Callable[[pa.Table], pa.Table]
@@ -78,8 +84,8 @@ def merged_rows(store: Store, paths: tuple[str, ...], *, keep_deletions: bool) -
 def run_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
     """The newest run of at least MERGE_WIDTH segments of one size tier: the run's oldest (normally its
     largest) holds at most twice the mean of the others, so a big segment is rewritten only when as many
-    rows as it holds have gathered behind it in segments of its size. Past MAX_SEGMENTS, the newest
-    MERGE_WIDTH."""
+    rows as it holds have gathered behind it in segments of its size. A run of fewer than MIN_MERGE_ROWS
+    rows waits until it is MAX_RUN segments long. Past MAX_SEGMENTS, the newest MERGE_WIDTH."""
     if len(segments) < MERGE_WIDTH:
         return ()
     if len(segments) > MAX_SEGMENTS:
@@ -94,6 +100,8 @@ def run_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
             while at > 0 and end - at < MAX_RUN and rows[at - 1] * (end - at) <= 2 * total:
                 at -= 1
                 total += rows[at]
+            if total < MIN_MERGE_ROWS and end - at < MAX_RUN:
+                return ()
             return segments[at:end]
     return ()
 
