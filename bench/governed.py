@@ -1,6 +1,10 @@
 """Governed tables: transactions per second, and GetTableObjects at a million objects.
 
-    python bench/governed.py [--transactions 2000] [--objects 1000000] [--samples 15]
+    python bench/governed.py [--transactions 2000] [--objects 1000000] [--samples 15] [--scratch DIR]
+
+The warehouses go in a temporary folder under ``--scratch`` (default: the current folder), not the
+system's temporary folder: durable commits are timed, and /tmp may be tmpfs, where fsync costs nothing.
+The file system the run used is printed with the results.
 
 Transactions: each is start_transaction, one update_table_objects of 10 AddObjects, commit_transaction
 (durable: fsync on), on a fresh warehouse, from one process and from four processes at once (each
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -293,6 +298,21 @@ def child(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     return partitions_query(args.root, args.count, args.samples)
 
 
+def file_system(path: str) -> str:
+    """The type and device of the file system holding ``path`` (from /proc/mounts), or "unknown"."""
+    try:
+        with open("/proc/mounts") as f:
+            mounts = [line.split()[:3] for line in f]
+    except OSError:
+        return "unknown"
+    real = os.path.realpath(path)
+    found = [m for m in mounts if real == m[1] or real.startswith(m[1].rstrip("/") + "/")]
+    if not found:
+        return "unknown"
+    device, mount, kind = max(found, key=lambda m: len(m[1]))
+    return f"{kind} on {device}, mounted at {mount}"
+
+
 def run(kind: str, root: str, count: int, samples: int) -> dict[str, Any]:
     cmd = [sys.executable, __file__, "--child", kind, "--root", f"{root}/{kind}", "--count", str(count)]
     out = subprocess.run([*cmd, "--samples", str(samples)], check=True, capture_output=True, text=True).stdout
@@ -304,6 +324,7 @@ def main() -> None:
     parser.add_argument("--transactions", type=int, default=2000)
     parser.add_argument("--objects", type=int, default=1_000_000)
     parser.add_argument("--samples", type=int, default=15)
+    parser.add_argument("--scratch", default=".", help="where the temporary warehouses go (default: .)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--root", help=argparse.SUPPRESS)
     parser.add_argument("--count", type=int, help=argparse.SUPPRESS)
@@ -313,7 +334,8 @@ def main() -> None:
     if args.child:
         print(json.dumps(child(args.child, args)))
         return
-    with tempfile.TemporaryDirectory() as root:
+    with tempfile.TemporaryDirectory(dir=args.scratch, prefix=".bench-governed-") as root:
+        print(f"warehouses in {root} ({file_system(root)})", flush=True)
         print("transactions, one process ...", flush=True)
         one = run("tx", root, args.transactions, args.samples)
         print("the same writes as plain partition commits ...", flush=True)
@@ -328,7 +350,10 @@ def main() -> None:
     print("transactions of 10 AddObjects (start, update_table_objects, commit), fsync on:")
     print(f"  one process         {one['per_s']:8.0f} /s   ({one['count']} in {one['seconds']:.1f} s)")
     print(f"  four processes      {four['per_s']:8.0f} /s   ({four['count']} in {four['seconds']:.1f} s)")
-    print(f"  peer: batch_create_partition of 10, one process {plain['per_s']:8.0f} /s")
+    print(
+        f"  peer: batch_create_partition of 10, one process {plain['per_s']:8.0f} /s "
+        f"(one process's transactions: {one['per_s'] / plain['per_s']:.2f} of it)"
+    )
     print()
     print(
         f"{args.objects:,} objects in 10,000 partitions (filled at {objects['fill_per_s']:,.0f} objects/s, fsync off):"
