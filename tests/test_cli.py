@@ -10,6 +10,7 @@ import pytest
 
 from gluecat import Catalog, LakeFormation
 from gluecat.cli import main
+from tests.governed_table import make_table
 
 
 @pytest.fixture
@@ -88,18 +89,8 @@ def test_compact_removes_the_folders_of_ended_governed_write_jobs(
     """A killed Spark job leaves its files in ``.gluecat-tx-<transaction>``; compaction removes the folders
     of ended transactions and leaves a running job's, and folders that are no transaction of this
     warehouse."""
-    glue = Catalog(warehouse)
-    lf = LakeFormation(glue)
-    glue.create_database(DatabaseInput={"Name": "db"})
     location = tmp_path / "t"
-    glue.create_table(
-        DatabaseName="db",
-        TableInput={
-            "Name": "t",
-            "TableType": "GOVERNED",
-            "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": location.as_uri()},
-        },
-    )
+    lf = LakeFormation(make_table(warehouse, location=location.as_uri(), keys=()))
     ended, running = (lf.start_transaction()["TransactionId"] for _ in range(2))
     lf.cancel_transaction(TransactionId=ended)
     folders = [location / f".gluecat-tx-{name}" for name in (ended, running, "not-a-transaction")]
@@ -117,13 +108,8 @@ def test_errors_are_reported_not_raised(demo: str, capsys: pytest.CaptureFixture
 
 
 def test_transactions_and_objects_commands(warehouse: str, capsys: pytest.CaptureFixture[str]) -> None:
-    glue = Catalog(warehouse)
+    glue = make_table(warehouse)
     lf = LakeFormation(glue)
-    glue.create_database(DatabaseInput={"Name": "db"})
-    glue.create_table(
-        DatabaseName="db",
-        TableInput={"Name": "t", "TableType": "GOVERNED", "PartitionKeys": [{"Name": "k", "Type": "int"}]},
-    )
     done = lf.start_transaction()["TransactionId"]
     lf.update_table_objects(
         DatabaseName="db",

@@ -17,7 +17,7 @@ import pytest
 from gluecat import Catalog, LakeFormation
 from gluecat.catalog import transactions
 from gluecat.store.log import CommitTransaction
-from tests.catalog.governed_table import make_table
+from tests.governed_table import make_table
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -17,7 +17,7 @@ from gluecat.catalog import transactions
 from gluecat.store import layout
 from gluecat.store.log import CommitTransaction
 from gluecat.store.maintenance import expire
-from tests.catalog.governed_table import make_table
+from tests.governed_table import make_table
 
 
 def setup(warehouse: str) -> tuple[Catalog, LakeFormation]:

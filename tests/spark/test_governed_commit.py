@@ -8,31 +8,20 @@ from typing import Any
 
 import pytest
 
-from gluecat import Catalog, LakeFormation
+from gluecat import LakeFormation
 from gluecat.errors import InternalServiceException, StorageError
 from gluecat.spark.governed import GovernedWrites
 from gluecat.store.journal import Journal
-
-
-def governed_table(glue: Catalog, location: Path) -> dict[str, Any]:
-    glue.create_database(DatabaseInput={"Name": "db"})
-    glue.create_table(
-        DatabaseName="db",
-        TableInput={
-            "Name": "t",
-            "TableType": "GOVERNED",
-            "StorageDescriptor": {"Columns": [{"Name": "v", "Type": "int"}], "Location": location.as_uri()},
-            "PartitionKeys": [{"Name": "p", "Type": "string"}],
-        },
-    )
-    return dict(glue.get_table(DatabaseName="db", Name="t")["Table"])
+from tests.governed_table import make_table
 
 
 def test_a_commit_that_fails_after_publishing_says_its_data_may_still_appear(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    glue = Catalog(str(tmp_path / "warehouse"))
-    table = governed_table(glue, tmp_path / "t")
+    glue = make_table(
+        str(tmp_path / "warehouse"), location=(tmp_path / "t").as_uri(), keys=(("p", "string"),)
+    )
+    table = dict(glue.get_table(DatabaseName="db", Name="t")["Table"])
     writes = GovernedWrites(glue)
     folder = writes.begin(table, timeout=None)
     tx = folder.rsplit(".gluecat-tx-", 1)[1]
