@@ -22,7 +22,7 @@ from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputExcep
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
-from gluecat.spark.data_files import DataFiles, data_files, filesystem, is_external
+from gluecat.spark.data_files import DataFiles, data_files, filesystem, is_external, table_location
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.refusals import SparkRefusal, quoted
 
@@ -226,14 +226,6 @@ class Backend:
         if views.is_view(table):
             raise EntityNotFoundException(f"{args['database']}.{args['name']} is a view, not a table")
         return table
-
-    def _location(self, table: dict[str, Any]) -> str:
-        location = (table.get("StorageDescriptor") or {}).get("Location")
-        if not location:
-            raise InvalidInputException(
-                f"Table {table['DatabaseName']}.{table['Name']} has no StorageDescriptor.Location to read or write"
-            )
-        return str(location).rstrip("/")
 
     def op_get_table(self, args: dict[str, Any]) -> dict[str, Any]:
         """The table as Spark needs it; ``as_of`` (ISO time) or ``version`` (a Glue VersionId) time-travels.
@@ -673,7 +665,7 @@ class Backend:
         if unplaced:
             keys = [k["Name"] for k in table.get("PartitionKeys", [])]
             names = partition_names(keys, [values_list[i] for i in unplaced])
-            base = self._location(table)
+            base = table_location(table)
             for i, name in zip(unplaced, names, strict=True):
                 locations[i] = f"{base}/{name}"
         add = []

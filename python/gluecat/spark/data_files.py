@@ -121,7 +121,8 @@ def _delete_files(location: str) -> None:
         fs.delete_file(path)
 
 
-def _delete_tree(location: str) -> None:
+def delete_tree(location: str) -> None:
+    """Delete a folder and everything in it; one that is gone already counts as deleted."""
     fs, path = filesystem(location)
     if fs.get_file_info(path).type != pafs.FileType.NotFound:
         fs.delete_dir(path)
@@ -318,7 +319,7 @@ class DataFiles:
     def remove(self, removal: Removal) -> None:
         """Deletes what a plan said; called after the catalog commit, so no reader sees half a table."""
         for folder in removal.trees:
-            _delete_tree(folder)
+            delete_tree(folder)
         if removal.within is not None:
             stop = folder_key(removal.within)
             for folder in removal.trees:
@@ -350,7 +351,7 @@ class DataFiles:
                 "data the catalog does not own",
             )
         if not table.get("PartitionKeys"):
-            folders = [_location(table)]
+            folders = [table_location(table)]
             claims = self.claims(table=table)
         else:
             found = self.partition_folders(table, values)
@@ -440,13 +441,13 @@ class DataFiles:
 
     def begin_write(self, table: dict[str, Any]) -> str:
         """A staging folder private to one write job, inside the table's folder (hidden from readers)."""
-        return f"{_location(table)}/{STAGING_PREFIX}{uuid.uuid4()}"
+        return f"{table_location(table)}/{STAGING_PREFIX}{uuid.uuid4()}"
 
     def abort_write(self, staging: str) -> None:
         """A failed job: its staging folder and everything in it go."""
         if STAGING_PREFIX not in staging.rsplit("/", 1)[-1]:
             raise InvalidInputException(f"{staging} is not a gluecat staging folder")
-        _delete_tree(staging)
+        delete_tree(staging)
 
     def commit_write(
         self,
@@ -488,12 +489,12 @@ class DataFiles:
                     IfExists=True,
                 )
         finally:
-            _delete_tree(staging)
+            delete_tree(staging)
 
     def _plan_write(
         self, table: dict[str, Any], mode: str, written: list[list[str]], filters: list[dict[str, Any]]
     ) -> _WritePlan:
-        base = _location(table)
+        base = table_location(table)
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
         if not keys:
             overwrite = mode != "APPEND"
@@ -539,7 +540,8 @@ class _WritePlan:
     drop: list[list[str]] = field(default_factory=list)
 
 
-def _location(table: dict[str, Any]) -> str:
+def table_location(table: dict[str, Any]) -> str:
+    """A table's StorageDescriptor.Location without a trailing slash; InvalidInputException if none."""
     location = (table.get("StorageDescriptor") or {}).get("Location")
     if not location:
         raise InvalidInputException(

@@ -41,7 +41,7 @@ from gluecat.errors import (
     InvalidInputException,
     OperationTimeoutException,
 )
-from gluecat.spark.data_files import data_files, filesystem
+from gluecat.spark.data_files import data_files, delete_tree, filesystem, table_location
 
 TX_FOLDER_PREFIX = ".gluecat-tx-"
 BATCH = 100  # UpdateTableObjects and DeleteObjectsOnCancel take at most 100 entries a call
@@ -171,7 +171,7 @@ class GovernedWrites:
 
     def begin(self, table: dict[str, Any], timeout: float | None) -> str:
         """Starts a job's transaction; answers the folder its files go to, named by the transaction."""
-        location = _location(table)
+        location = table_location(table)
         self.sweep(table)
         lf = self.lake_formation(timeout)
         tx = lf.start_transaction()["TransactionId"]
@@ -182,7 +182,7 @@ class GovernedWrites:
         """Removes the folders of ended jobs' transactions in the table's folder (a killed job's files);
         asking about a transaction idle past its timeout aborts it, which deletes the files it had moved.
         Answers the folders removed."""
-        location = _location(table)
+        location = table_location(table)
         fs, path = filesystem(location)
         lf = self.lake_formation()
         removed = []
@@ -212,7 +212,7 @@ class GovernedWrites:
             with contextlib.suppress(GlueError):  # ended already (a conflict aborted it, or it timed out)
                 self.lake_formation().cancel_transaction(TransactionId=tx)
         finally:
-            _delete_tree(folder)
+            delete_tree(folder)
 
     def commit(
         self,
@@ -275,7 +275,7 @@ class GovernedWrites:
                 lf.cancel_transaction(TransactionId=tx)
             raise
         finally:
-            _delete_tree(folder)
+            delete_tree(folder)
 
     def truncate(self, table: dict[str, Any], partitions: list[list[str]] | None) -> None:
         """TRUNCATE TABLE [PARTITION (...)]: one transaction deleting the objects of the table (or of those
@@ -306,7 +306,7 @@ class GovernedWrites:
     def _files(self, table: dict[str, Any], folder: str, written: list[dict[str, Any]]) -> list[_File]:
         """The job's files with their final places, sizes and ETags (hashed on a few threads: hashlib
         releases the GIL)."""
-        base = _location(table)
+        base = table_location(table)
         fs, _ = filesystem(folder)
         files = []
         for w in written:
@@ -405,18 +405,3 @@ def _pairs(rows: pa.Table, keys: list[str]) -> list[tuple[list[str], str]]:
 def _batches(files: list[_File]) -> Iterator[list[_File]]:
     for start in range(0, len(files), BATCH):
         yield files[start : start + BATCH]
-
-
-def _location(table: dict[str, Any]) -> str:
-    location = (table.get("StorageDescriptor") or {}).get("Location")
-    if not location:
-        raise InvalidInputException(
-            f"Table {table['DatabaseName']}.{table['Name']} has no StorageDescriptor.Location to write"
-        )
-    return str(location).rstrip("/")
-
-
-def _delete_tree(folder: str) -> None:
-    fs, path = filesystem(folder)
-    if fs.get_file_info(path).type != pafs.FileType.NotFound:
-        fs.delete_dir(path)
