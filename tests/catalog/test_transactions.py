@@ -61,9 +61,8 @@ def test_a_commit_whose_committer_stopped_after_its_marker_is_finished_once_stal
     tx = lf.start_transaction()["TransactionId"]
     add(lf, tx, "s3://lake/t/a")
     txs = lf._ctx.transactions()
-    monkeypatch.setattr(
-        txs, "_finish", lambda tx_id, tx=None: None
-    )  # the committer stops right after its marker
+    # The committer stops right after its marker.
+    monkeypatch.setattr(txs, "_finish", lambda tx_id, tx=None: None)
     assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
     monkeypatch.undo()
     assert status(lf, tx) == "COMMIT_IN_PROGRESS" and uris(lf) == []

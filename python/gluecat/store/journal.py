@@ -100,7 +100,6 @@ class Journal:
         """The whole, checked records at the start of ``data``, and how many bytes they take."""
         records: list[Record] = []
         used = 0
-        name = self.fs.uri(layout.journal_path(self._generation or 0))
         while True:
             end = data.find(b"\n", used)
             if end < 0:
@@ -111,7 +110,7 @@ class Journal:
                 # A record is written with one write and ends with its newline, so a line that ended
                 # was written whole: it does not match its checksum because it was changed since.
                 raise StorageError(
-                    f"{name}: damaged: the record at byte {offset + used} does not match its checksum"
+                    f"{self._name()}: damaged: the record at byte {offset + used} does not match its checksum"
                 )
             records.append(record)
             used = end + 1
@@ -159,17 +158,16 @@ class Journal:
                 # tail of a writer that died mid-record. Nobody has read it as a record.
                 os.ftruncate(self._fd, self._offset)
             data = b"".join(_encode(r) for r in records)
-            name = self.fs.uri(layout.journal_path(self._generation or 0))
             try:
                 written = os.write(self._fd, data)
             except OSError as e:  # a full disk, an I/O error: nothing of the record counts
                 with contextlib.suppress(OSError):  # else the next append cuts the torn tail
                     os.ftruncate(self._fd, self._offset)
-                raise StorageError(f"{name}: a record could not be written ({e})") from e
+                raise StorageError(f"{self._name()}: a record could not be written ({e})") from e
             if written != len(data):
                 os.ftruncate(self._fd, self._offset)
                 raise StorageError(
-                    f"{name}: a record could not be written whole ({written} of {len(data)} bytes)"
+                    f"{self._name()}: a record could not be written whole ({written} of {len(data)} bytes)"
                 )
             self._offset += len(data)
             if sync and self.fs.fsync:
@@ -179,9 +177,13 @@ class Journal:
                     # Other processes may have read the record already, so it stays; a second fdatasync
                     # may report success for pages the kernel dropped, so the caller is told.
                     raise StorageError(
-                        f"{name}: a record was written but could not be put on stable storage ({e}); it "
-                        "counts unless the machine stops before the next sync"
+                        f"{self._name()}: a record was written but could not be put on stable storage "
+                        f"({e}); it counts unless the machine stops before the next sync"
                     ) from e
+
+    def _name(self) -> str:
+        """The current generation's file, for messages."""
+        return self.fs.uri(layout.journal_path(self._generation or 0))
 
     def _create_first(self) -> None:
         """Start generation 0 (or find the one another process started)."""
