@@ -18,6 +18,7 @@ def _serve(args: argparse.Namespace) -> int:
     from gluecat.aws import client_config, keys
     from gluecat.aws.endpoint import AwsEndpoint
     from gluecat.hms.server import HiveMetastoreServer
+    from gluecat.serving.allocator import use_server_allocator
 
     if (args.tls_cert is None) != (args.tls_key is None):
         print("gluecat serve: give both --tls-cert and --tls-key", file=sys.stderr)
@@ -31,6 +32,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"gluecat serve: {args.users} has no users; add one with 'gluecat users add'", file=sys.stderr)
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    use_server_allocator()
     catalog = Catalog(args.warehouse)
     aws = AwsEndpoint(
         catalog,
