@@ -217,3 +217,21 @@ def test_a_declared_body_over_the_limit_is_refused_before_it_is_sent(
         assert served.catalog.get_databases()["DatabaseList"] == []
     finally:
         served.stop()
+
+
+@pytest.mark.parametrize(
+    "date", ["20261301T000000Z", "20260230T000000Z", "2026-01-01T00:00:00Z", "yesterday"]
+)
+def test_an_x_amz_date_that_is_no_basic_iso_8601_time_is_an_incomplete_signature(
+    served: Served, date: str
+) -> None:
+    request = glue_request(served, "GetDatabases")
+    request.headers["X-Amz-Date"] = date
+    reply = send(
+        served,
+        request,
+        Authorization="AWS4-HMAC-SHA256 Credential=a/b/c/d/e, SignedHeaders=host, Signature=00",
+    )
+    status, code, message = error(reply)
+    assert (status, code) == (400, "IncompleteSignatureException")
+    assert message.startswith(f"Date must be in ISO-8601 'basic format'. Got '{date}'.")

@@ -139,7 +139,7 @@ class ShapeCodec:
         self._outputs: dict[str, Converter] = {}
 
     def reader(self, shape: Shape) -> Converter | None:
-        """JSON value -> boto3 value for ``shape``; None where they are the same."""
+        """JSON value -> boto3 value for ``shape``, converted in place; None where they are the same."""
         return self._build(shape, self._readers, _reader_leaf, _read_struct)
 
     def writer(self, shape: Shape) -> Converter | None:
@@ -218,15 +218,16 @@ def _empty(value: Any) -> dict[str, Any]:
 
 
 def _read_struct(members: list[tuple[str, str, Converter]]) -> Converter:
+    # Converts in place: the value is a request's own JSON, just decoded and held by nobody else, and
+    # copying every structure of a 100-partition batch cost more than converting its two timestamps.
     def read(value: Any) -> Any:
         if not isinstance(value, dict):
             return value
-        out = dict(value)
         for name, wire, conv in members:
             item = value.get(wire)
             if item is not None:
-                out[name] = conv(item)
-        return out
+                value[name] = conv(item)
+        return value
 
     return read
 
