@@ -1,6 +1,6 @@
 """The AWS Glue endpoint's throughput next to moto's server mode, and next to the in-process API, in one run.
 
-    python bench/aws_endpoint.py [--seconds 5] [--partitions 1000] [--clients 1,16]
+    python bench/aws_endpoint.py [--seconds 5] [--partitions 1000] [--clients 1,16] [--scratch DIR]
 
 Both servers get the same table (3 columns, one partition key, 1,000 partitions) through boto3, and
 then the same boto3 calls for a fixed time from 1 and from 16 client processes, each with its own
@@ -9,7 +9,9 @@ batch_create_partition of 100 new partitions into a second table. Everything tra
 with Signature V4: gluecat as ``gluecat serve`` runs it, moto as ``moto_server`` runs it (its Flask
 app under werkzeug, threaded) with the same certificate, each server in its own process. The
 in-process API (gluecat.Catalog opened on the served warehouse in each client process) runs the
-same calls too. Prints requests/s and p50/p99 latency.
+same calls too. Prints requests/s and p50/p99 latency. The served warehouse goes in a temporary folder
+under ``--scratch`` (default: the current folder), for the reason bench/scratch.py gives; the file
+system used is printed.
 
 boto3 is the main client. A client's own CPU per call bounds what a row can reach whatever the server:
 the "client ceiling" is min(clients, cores) x 1 / that CPU time, what a server of zero cost would allow.
@@ -39,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.certificates import make_certificate
 
 from gluecat.hms.reference import free_port
+from scratch import file_system
 
 REGION = "us-east-1"
 COLUMNS = [("id", "bigint"), ("amount", "double"), ("note", "string")]
@@ -264,10 +267,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--partitions", type=int, default=1000)
     parser.add_argument("--clients", default="1,16")
+    parser.add_argument("--scratch", default=".", help="where the served warehouse goes (default: .)")
     args = parser.parse_args()
     counts = [int(c) for c in args.clients.split(",")]
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.scratch, prefix=".bench-aws-") as tmp:
         folder = Path(tmp)
+        print(f"warehouse in {tmp} ({file_system(tmp)})", file=sys.stderr, flush=True)
         cert, key = (str(p) for p in make_certificate(folder))
         users_file = folder / "users.json"
         added = subprocess.run(

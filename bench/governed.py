@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import resource
 import statistics
 import subprocess
@@ -38,6 +37,8 @@ import time
 from collections.abc import Callable
 from datetime import date, timedelta
 from typing import Any
+
+from scratch import file_system
 
 REGIONS = [f"r{i}" for i in range(10)]
 DAYS = [(date(2024, 1, 1) + timedelta(days=d)).isoformat() for d in range(1000)]
@@ -296,21 +297,6 @@ def child(kind: str, args: argparse.Namespace) -> dict[str, Any]:
     if kind == "objects":
         return objects_query(args.root, args.count, args.samples)
     return partitions_query(args.root, args.count, args.samples)
-
-
-def file_system(path: str) -> str:
-    """The type and device of the file system holding ``path`` (from /proc/mounts), or "unknown"."""
-    try:
-        with open("/proc/mounts") as f:
-            mounts = [line.split()[:3] for line in f]
-    except OSError:
-        return "unknown"
-    real = os.path.realpath(path)
-    found = [m for m in mounts if real == m[1] or real.startswith(m[1].rstrip("/") + "/")]
-    if not found:
-        return "unknown"
-    device, mount, kind = max(found, key=lambda m: len(m[1]))
-    return f"{kind} on {device}, mounted at {mount}"
 
 
 def run(kind: str, root: str, count: int, samples: int) -> dict[str, Any]:
