@@ -18,7 +18,7 @@ def _serve(args: argparse.Namespace) -> int:
     from gluecat.aws import client_config, keys
     from gluecat.aws.endpoint import AwsEndpoint
     from gluecat.hms.server import HiveMetastoreServer
-    from gluecat.serving.allocator import use_server_allocator
+    from gluecat.serving.runtime import collect_less_often, use_server_allocator
 
     if (args.tls_cert is None) != (args.tls_key is None):
         print("gluecat serve: give both --tls-cert and --tls-key", file=sys.stderr)
@@ -33,6 +33,7 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     use_server_allocator()
+    collect_less_often()
     catalog = Catalog(args.warehouse)
     aws = AwsEndpoint(
         catalog,

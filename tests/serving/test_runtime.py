@@ -1,13 +1,15 @@
-"""The serving process's Arrow allocations go to jemalloc or the C library's allocator, not mimalloc."""
+"""The serving process's runtime: Arrow allocates with jemalloc or the C library's allocator, not mimalloc,
+and the cyclic collector walks the youngest generation less often."""
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Iterator
 
 import pyarrow as pa
 import pytest
 
-from gluecat.serving.allocator import use_server_allocator
+from gluecat.serving.runtime import YOUNG_THRESHOLD, collect_less_often, use_server_allocator
 
 
 @pytest.fixture
@@ -30,3 +32,12 @@ def test_a_pool_the_user_chose_is_kept(pool_restored: None, monkeypatch: pytest.
     monkeypatch.setenv("ARROW_DEFAULT_MEMORY_POOL", "mimalloc")
     pa.set_memory_pool(pa.mimalloc_memory_pool())
     assert use_server_allocator() == "mimalloc"
+
+
+def test_the_collector_runs_less_often_and_keeps_its_older_generations() -> None:
+    before = gc.get_threshold()
+    try:
+        collect_less_often()
+        assert gc.get_threshold() == (YOUNG_THRESHOLD, before[1], before[2])
+    finally:
+        gc.set_threshold(*before)
