@@ -158,6 +158,29 @@ class _Connection:
         self.busy = False
         self.task: asyncio.Task[None] | None = None
         self.channel = channel
+        self._deadline: asyncio.TimerHandle | None = None
+
+    def deadline(self, seconds: float) -> _Connection:
+        """``with conn.deadline(s):`` cancels the connection's task if the block is still waiting after
+        ``s`` seconds; the connection is then closed, as for every missed deadline of a request.
+
+        asyncio.timeout does the same, but looks up the running loop and task on each use (each
+        lookup a getpid() system call), three times a request: 3-4% of the serving thread's time
+        under 16 clients of 100-partition batches.
+        """
+        task = self.task
+        assert task is not None
+        loop = self.channel.loop
+        self._deadline = loop.call_at(loop.time() + seconds, task.cancel)
+        return self
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc: object) -> None:
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
 
 
 class HttpServer:
@@ -290,7 +313,7 @@ class HttpServer:
             client.setblocking(False)
             with contextlib.suppress(OSError):
                 client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            conn = _Connection(self._loop.time(), _Channel(client))
+            conn = _Connection(self._loop.time(), _Channel(client, self._loop))
             self._connections[conn] = None
             conn.task = self._loop.create_task(self._serve(conn, address))
 
@@ -342,7 +365,7 @@ class HttpServer:
     async def _one_request(self, conn: _Connection, channel: _Channel, peer: tuple[str, int]) -> bool:
         """Reads, serves and answers one request; False when the connection is to be closed."""
         limits = self.limits
-        async with asyncio.timeout(limits.idle_timeout):
+        with conn.deadline(limits.idle_timeout):
             head = await channel.read_head(limits.max_head_bytes)
         if head is None:
             return await self._refuse(channel, 431, "the request head is too large")
@@ -373,18 +396,18 @@ class HttpServer:
         keep_alive = "close" not in connection and (version != "HTTP/1.0" or "keep-alive" in connection)
         self._buffered += length
         try:
-            async with asyncio.timeout(limits.request_timeout):
+            with conn.deadline(limits.request_timeout):
                 if length and (headers.get("Expect") or "").lower() == "100-continue":
                     await channel.send(b"HTTP/1.1 100 Continue\r\n\r\n")
                 body = await channel.read_exactly(length)
             conn.busy = True
             request = Request(method, target, headers, body, peer)
             del body
-            response = await asyncio.get_running_loop().run_in_executor(self._pool, self._handle, request)
+            response = await channel.loop.run_in_executor(self._pool, self._handle, request)
         finally:
             self._buffered -= length
         keep_alive = keep_alive and not response.close
-        async with asyncio.timeout(limits.request_timeout):
+        with conn.deadline(limits.request_timeout):
             await channel.send(response.encode(keep_alive))
         return keep_alive
 
@@ -414,15 +437,16 @@ class HttpServer:
 class _Channel:
     """A non-blocking socket (plain or TLS) read and written from the event loop, with a read buffer."""
 
-    def __init__(self, sock: socket.socket) -> None:
+    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
         self.sock: socket.socket = sock
+        self.loop = loop
         self.buffer = bytearray()
         self.closed = False
 
     async def wait(self, writable: bool) -> None:
         if self.closed:
             raise EOFError
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         ready = loop.create_future()
         fd = self.sock.fileno()
 
