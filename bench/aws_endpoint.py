@@ -73,7 +73,7 @@ def storage(location: str) -> dict[str, Any]:
 
 def fill(glue: Any, partitions: int) -> None:
     glue.create_database(DatabaseInput={"Name": "bench"})
-    for table in ("events", "writes"):
+    for table in ("events", "writes", "local_writes"):
         glue.create_table(
             DatabaseName="bench",
             TableInput={
@@ -159,14 +159,14 @@ class LeanClient:
         return call
 
 
-def calls(partitions: int) -> dict[str, Callable[[Any, str, int], Any]]:
-    """Each call as (client, worker name, call number) -> response."""
+def calls(partitions: int, writes: str = "writes") -> dict[str, Callable[[Any, str, int], Any]]:
+    """Each call as (client, worker name, call number) -> response; batches go into ``writes``."""
 
     def batch(c: Any, worker: str, n: int) -> Any:
         prefix = f"{worker}n{n:06d}p"
         out = c.batch_create_partition(
             DatabaseName="bench",
-            TableName="writes",
+            TableName=writes,
             PartitionInputList=[
                 {
                     "Values": [f"{prefix}{i:03d}"],
@@ -323,13 +323,17 @@ def main() -> None:
             }
             pids = {"gluecat": servers[0].pid, "moto": servers[1].pid}
             rows = []
+            # The in-process peer writes a table of its own: the serving process would otherwise replay
+            # its thousands of commits inside the next peer's measurement.
+            local_calls = calls(args.partitions, "local_writes")
             for name, call in calls(args.partitions).items():
                 for clients in counts:
                     got = {}
                     for peer, make in peers.items():
                         server = pids.get(peer.removeprefix("lean "))
                         before = cpu_seconds(server) if server else 0.0
-                        got[peer] = drive(make, call, clients, args.seconds)
+                        own = local_calls[name] if peer == "in-process" else call
+                        got[peer] = drive(make, own, clients, args.seconds)
                         if server:
                             # the server's CPU per call, each client's warm-up call counted too
                             used = cpu_seconds(server) - before
