@@ -205,6 +205,8 @@ class HttpServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._pool = ThreadPoolExecutor(max_workers=self.limits.workers, thread_name_prefix="gluecat-serve")
         self._stopped = threading.Event()
+        self._starting = threading.Lock()
+        """Held while the loop is made, so that a stop() meanwhile either finds it or prevents it."""
         self._done = threading.Event()
         self._accepting = False
         self.shed = 0
@@ -218,10 +220,12 @@ class HttpServer:
 
     def serve_forever(self) -> None:
         """Runs the event loop in this thread until ``stop()``."""
-        if self._stopped.is_set():
-            return
-        loop = asyncio.new_event_loop()
-        self._loop = loop
+        with self._starting:
+            # A stop() before this point has closed the socket, or is about to: serve nothing.
+            if self._stopped.is_set():
+                return
+            loop = asyncio.new_event_loop()
+            self._loop = loop
         loop.set_exception_handler(self._loop_exception)
         try:
             self.sock.setblocking(False)
@@ -233,8 +237,9 @@ class HttpServer:
             self._done.set()
 
     def stop(self) -> None:
-        self._stopped.set()
-        loop = self._loop
+        with self._starting:
+            self._stopped.set()
+            loop = self._loop
         if loop is not None and not loop.is_closed():
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
                 loop.call_soon_threadsafe(loop.stop)
