@@ -548,9 +548,8 @@ class _Channel:
         """Closes the socket now (freeing its descriptor), even while a coroutine waits on it."""
         if not self.closed:
             with contextlib.suppress(ValueError, OSError):
-                loop = asyncio.get_running_loop()
                 fd = self.sock.fileno()
-                loop.remove_reader(fd)
-                loop.remove_writer(fd)
+                self.loop.remove_reader(fd)
+                self.loop.remove_writer(fd)
             self.closed = True
             self.sock.close()
