@@ -306,6 +306,39 @@ def add_segment(rows: pa.Table):
     return build
 
 
+def test_a_writer_that_loses_a_version_never_shows_its_rows_under_the_winners_segment_name(
+    warehouse: str, monkeypatch
+) -> None:
+    """A segment carried in its log entry is named after the version its commit tries for. When another
+    process takes that version first, the name is the winner's: a reader in the losing process (a
+    background merge, a query) must get the winner's rows under it, not the loser's unpublished ones,
+    which would otherwise be merged in place of the winner's and lose its write."""
+    from gluecat.store.fs import WarehouseFS
+
+    a, b = Store(warehouse), Store(warehouse)
+    theirs, ours = pa.table({"who": ["a1", "a2"]}), pa.table({"who": ["b1"]})
+    real_publish = WarehouseFS.publish
+    during: dict[str, object] = {}
+
+    def publish_after_the_other_process(self: WarehouseFS, rel: str, data: bytes) -> bool:
+        if self is b.fs and not during:
+            a.commit("Add", add_segment(theirs))  # the other process publishes this version first
+            (path,) = b.latest().table_segments(("db", "t"))  # b's own reader catches up meanwhile
+            during["footer rows"] = b.segment_footer(path)[0]
+            during["rows"] = b.read_segment(path)
+        return real_publish(self, rel, data)
+
+    monkeypatch.setattr(WarehouseFS, "publish", publish_after_the_other_process)
+    b.commit("Add", add_segment(ours))  # loses version 1, commits as version 2
+    monkeypatch.undo()
+
+    assert during == {"footer rows": 2, "rows": theirs}
+    for s in (b, Store(warehouse)):
+        segments = s.latest().table_segments(("db", "t"))
+        assert [s.read_segment(p) for p in segments] == [theirs, ours]
+        assert [s.segment_footer(p)[0] for p in segments] == [2, 1]
+
+
 def rewrite_entry(warehouse: str, version: int, change) -> None:
     path = os.path.join(warehouse, layout.log_path(version))
     with open(path) as f:

@@ -316,6 +316,8 @@ class Store:
                     self._discard(written)
                     raise
                 if published:
+                    for path, rows in written.inline:
+                        self._written_segment(path, rows)
                     with self._refresh_lock:
                         new = apply(
                             snap,
@@ -378,7 +380,9 @@ class Store:
             self.seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
             self.paths: list[str] = []
             """The files this attempt wrote (deleted if it loses the race; pre-written segments are not)."""
-            self.inline: list[str] = []
+            self.inline: list[tuple[str, pa.Table]] = []
+            """The segments carried in the entry, with their rows: cached only once the entry is published,
+            for until then their names may be another process's (they name the version tried for)."""
 
     def _write_files(self, changes: Changes, commit_id: str, version: int, w: Store._Written) -> None:
         """Write the files ``changes`` need into ``w``, naming each in ``w.paths`` before writing it (so
@@ -403,14 +407,14 @@ class Store:
                 path = layout.inline_segment_path(version, len(w.inline))
                 data, size = carried
                 inline = log.Inline(base64.b64encode(data).decode("ascii"), files.INLINE_ENCODING, size)
-                w.inline.append(path)
+                w.inline.append((path, rows))
             else:
                 data = files.segment_parquet_bytes(rows)
                 stem = f"{commit_id}-{uuid.uuid4().hex[:8]}"
                 path = layout.data_path(stem, log.checksum(data), "partitions")
                 w.paths.append(path)
                 self.fs.write_new(path, data)
-            self._written_segment(path, rows)
+                self._written_segment(path, rows)  # a name of its own: nobody else's rows can have it
             w.seg_adds.append((table_key, path))
             w.actions.append(log.AddSegment(path, table_key, rows.num_rows, inline))
         if w.paths:
@@ -446,8 +450,6 @@ class Store:
         for path in written.paths:  # definitely not committed: nobody will ever name these
             self._forget_segment(path)
             self.fs.delete(path)
-        for path in written.inline:  # the name is, or will be, another commit's
-            self._forget_segment(path)
 
     def _gap_after(self, version: int) -> bool:
         """Whether entry ``version + 1`` exists: a lost race if ``version`` does too, else a gap (an
