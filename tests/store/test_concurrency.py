@@ -102,6 +102,17 @@ def table_commits(warehouse: str) -> list[Commit]:
     return commits
 
 
+def operations(warehouse: str) -> list[str]:
+    """Every commit's operation, in log order."""
+    fs = WarehouseFS.open(warehouse)
+    found, version = [], 1
+    while fs.exists(layout.log_path(version)):
+        name = layout.log_path(version)
+        found.append(log.parse(fs.read_bytes(name), name, version).operation)
+        version += 1
+    return found
+
+
 @dataclass
 class Table:
     """What replaying the log says about one table name."""
@@ -178,3 +189,71 @@ def test_racing_writers_lose_no_acknowledged_change_and_accept_no_stale_version(
         assert [(v["VersionId"], v["Table"]["Description"]) for v in versions] == [
             (str(i + 1), d) for i, d in enumerate(want.descriptions)
         ], f"seed {seed}: {name}"
+
+
+PARTITION_OPS_PER_PROCESS = 150
+PARTITION_PROCESSES = 8
+
+
+@pytest.mark.slow
+def test_racing_partition_writers_lose_no_acknowledged_batch_and_bring_back_no_deleted_one(
+    warehouse: str,
+) -> None:
+    """Processes add batches of partitions to one table and delete some of their own again, while each
+    process's background merges fold the table's small segments together. Every acknowledged partition
+    that was not deleted afterwards is there, once; none that was deleted is."""
+    seed = int(os.environ.get("GLUECAT_TEST_SEED", random.randrange(1 << 30)))
+    print(f"seed {seed} (rerun with GLUECAT_TEST_SEED={seed})")
+    catalog = Catalog(warehouse)
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    catalog.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "shared",
+            "StorageDescriptor": {
+                "Columns": [{"Name": "id", "Type": "bigint"}],
+                "Location": "s3://bucket/shared/",
+            },
+            "PartitionKeys": [{"Name": "dt", "Type": "string"}],
+        },
+    )
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                str(WRITER),
+                "partitions",
+                warehouse,
+                str(w),
+                str(seed),
+                str(PARTITION_OPS_PER_PROCESS),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for w in range(PARTITION_PROCESSES)
+    ]
+    outcomes = []
+    for p in procs:
+        out, err = p.communicate(timeout=180)
+        assert p.returncode == 0, f"writer failed (seed {seed}):\n{err}"
+        outcomes.extend(json.loads(line) for line in out.splitlines())
+    assert len(outcomes) == PARTITION_PROCESSES * PARTITION_OPS_PER_PROCESS
+    assert all(o["errors"] == [] for o in outcomes), f"seed {seed}"
+
+    expected: Counter[str] = Counter()
+    for o in outcomes:  # a worker deletes only its own batches, after they were acknowledged
+        expected.update({v: 1 if o["op"] == "add" else -1 for v in o["values"]})
+    expected = +expected
+    merges = [op for op in operations(warehouse) if op == "CompactPartitions"]
+    assert merges, f"seed {seed}: no merge ran; the test did not exercise merges racing with writers"
+
+    for reader in (catalog, Catalog(warehouse)):  # one open all along, and a new process's view
+        pages = reader.get_paginator("get_partitions").paginate(DatabaseName="db", TableName="shared")
+        got = Counter(p["Values"][0] for page in pages for p in page["Partitions"])
+        assert got == expected, (
+            f"seed {seed}: missing {sorted(expected - got)[:5]}, extra {sorted(got - expected)[:5]}"
+        )

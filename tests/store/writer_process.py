@@ -2,6 +2,7 @@
 
     python writer_process.py mixed WAREHOUSE WORKER SEED OPS TABLES   # concurrency: JSON lines of outcomes
     python writer_process.py stream WAREHOUSE RUN                      # crash: prints ACK lines until killed
+    python writer_process.py partitions WAREHOUSE WORKER SEED OPS      # concurrency: JSON lines of outcomes
 
 Every line is printed and flushed only after the call returned, so what the parent reads is exactly
 what the catalog acknowledged.
@@ -113,10 +114,44 @@ def stream(warehouse: str, run: int) -> None:
         k += 1
 
 
+def partitions(warehouse: str, worker: int, seed: int, ops: int) -> None:
+    """Batches of partitions added to one shared table, and now and then up to 25 partitions of one of this
+    worker's own acknowledged batches deleted again; each outcome reported with the values it names."""
+    rng = random.Random(seed * 1000 + worker)
+    catalog = Catalog(warehouse)
+    added: list[list[str]] = []
+    for i in range(ops):
+        if added and rng.random() < 0.2:
+            batch = added.pop(rng.randrange(len(added)))
+            values, rest = batch[:25], batch[25:]  # BatchDeletePartition takes at most 25
+            if rest:
+                added.append(rest)
+            out = catalog.batch_delete_partition(
+                DatabaseName=DATABASE,
+                TableName="shared",
+                PartitionsToDelete=[{"Values": [v]} for v in values],
+            )
+            emit({"op": "delete", "values": values, "errors": out["Errors"]})
+        else:
+            values = [f"w{worker}-{i}-{j}" for j in range(rng.randint(1, 100))]
+            out = catalog.batch_create_partition(
+                DatabaseName=DATABASE,
+                TableName="shared",
+                PartitionInputList=[
+                    {"Values": [v], "StorageDescriptor": {"Location": f"s3://bucket/shared/dt={v}/"}}
+                    for v in values
+                ],
+            )
+            emit({"op": "add", "values": values, "errors": out["Errors"]})
+            added.append(values)
+
+
 def main(argv: list[str]) -> None:
     mode, warehouse = argv[0], argv[1]
     if mode == "mixed":
         mixed(warehouse, int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5]))
+    elif mode == "partitions":
+        partitions(warehouse, int(argv[2]), int(argv[3]), int(argv[4]))
     elif mode == "stream":
         stream(warehouse, int(argv[2]))
     else:
