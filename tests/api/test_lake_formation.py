@@ -739,6 +739,63 @@ def test_a_table_dropped_or_made_again_under_a_transactions_objects_conflicts(go
     assert objects(governed) == []
 
 
+def test_a_table_holding_objects_keeps_the_number_and_types_of_its_partition_keys(
+    governed: Governed,
+) -> None:
+    # Objects keep their values as the keys' types parse them: another number of keys, or a type that
+    # parses otherwise, would leave them in partitions no write can name (undeletable, one partition
+    # under two names), or unreadable.
+    make_table(governed)
+    make_table(governed, "u")
+    commit(governed, add("s3://lake/t/a", "2024-01-01", "7"))
+    glue = governed.glue
+    with raises("InvalidInputException") as e:
+        glue.update_table(DatabaseName="db", TableInput=table_input("t", [*KEYS, ("c", "string")]))
+    assert "TableInput.PartitionKeys" in str(e.value) and "from 2 to 3" in str(e.value)
+    with raises("InvalidInputException") as e:
+        glue.update_table(DatabaseName="db", TableInput=table_input("t", [("dt", "date"), ("n", "string")]))
+    assert "key n cannot change type from int to string" in str(e.value)
+    assert glue.get_table(DatabaseName="db", Name="t")["Table"]["VersionId"] == "1"
+    # A type that keeps values alike, and a table without objects, may change.
+    glue.update_table(DatabaseName="db", TableInput=table_input("t", [("dt", "date"), ("n", "bigint")]))
+    glue.update_table(DatabaseName="db", TableInput=table_input("u", [("n", "string")]))
+    tx = start(governed)
+    write(governed, tx, delete("s3://lake/t/a", "2024-01-01", "007"))
+    governed.lf.commit_transaction(TransactionId=tx)
+    assert objects(governed) == []
+    # A transaction's own objects count too.
+    tx = start(governed)
+    write(governed, tx, add("s3://lake/u/a", "x"), table="u")
+    with raises("InvalidInputException"):
+        glue.update_table(DatabaseName="db", TableInput=table_input("u", KEYS), TransactionId=tx)
+    governed.lf.commit_transaction(TransactionId=tx)
+    assert objects(governed, "u") == [(("x",), "s3://lake/u/a")]
+
+
+def test_a_change_of_partition_keys_and_objects_written_meanwhile_cannot_both_commit(
+    governed: Governed,
+) -> None:
+    make_table(governed)
+    lf = governed.lf
+    tx = start(governed)
+    write(governed, tx, add("s3://lake/t/a", "2024-01-01", "7"))
+    # The table holds no objects yet, so its keys may change; the transaction's values no longer fit.
+    governed.glue.update_table(DatabaseName="db", TableInput=table_input("t", [("dt", "date")]))
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match="partition keys"):
+        lf.commit_transaction(TransactionId=tx)
+    assert status(governed, tx) == "ABORTED" and objects(governed) == []
+    tx = start(governed)
+    governed.glue.update_table(
+        DatabaseName="db", TableInput=table_input("t", [("dt", "string")]), TransactionId=tx
+    )
+    commit(governed, add("s3://lake/t/b", "2024-01-01"))
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match="keeps its keys"):
+        lf.commit_transaction(TransactionId=tx)
+    table = governed.glue.get_table(DatabaseName="db", Name="t")["Table"]
+    assert table["PartitionKeys"] == [{"Name": "dt", "Type": "date"}]
+    assert objects(governed, PartitionPredicate="dt = '2024-01-01'") == [(("2024-01-01",), "s3://lake/t/b")]
+
+
 def test_one_uri_added_to_two_partitions_by_two_transactions_commits_once(governed: Governed) -> None:
     make_table(governed)
     first, second = start(governed), start(governed)

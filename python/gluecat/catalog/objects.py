@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -168,6 +168,44 @@ def _canonical(text: str, glue_type: str) -> str | tuple[str, str]:
     if found is None:
         return ("value", "a timestamp (yyyy-MM-dd HH:mm:ss, with an optional fraction and offset)")
     return found
+
+
+def key_forms(table: dict[str, Any]) -> list[str]:
+    """How each partition key's values are parsed and kept: its type's kind (``int`` and ``bigint`` keep
+    values alike). Objects' identities depend on nothing else of the keys."""
+    out = []
+    for _, glue_type in keys_of(table):
+        kt = _key_type(glue_type)
+        out.append(kt.kind if not isinstance(kt, str) else f"unsupported {glue_type.strip().lower()}")
+    return out
+
+
+def check_key_change(old: dict[str, Any], new: dict[str, Any], holds_objects: Callable[[], bool]) -> None:
+    """UpdateTable may not change the number of partition keys of a table that holds objects, nor a
+    key's type to one whose values are parsed otherwise: its objects' values, kept in the old keys'
+    canonical form, would no longer name their partitions (objects that no write could delete, one
+    partition under two names)."""
+    before, after = key_forms(old), key_forms(new)
+    if before == after or not holds_objects():
+        return
+    if len(before) != len(after):
+        why = f"the number of partition keys cannot change from {len(before)} to {len(after)}"
+    else:
+        i = next(i for i, (b, a) in enumerate(zip(before, after, strict=True)) if b != a)
+        name, old_type = keys_of(old)[i]
+        why = f"key {name} cannot change type from {old_type} to {keys_of(new)[i][1]}"
+    raise InvalidInputException(
+        f"TableInput.PartitionKeys: {old['DatabaseName']}.{old['Name']} holds table objects, whose "
+        f"partition values are kept as its keys' types parse them: {why}"
+    )
+
+
+def conforms(table: dict[str, Any], values: tuple[str, ...]) -> bool:
+    """Whether partition values are one per key of ``table``, each in its key's canonical form."""
+    keys = keys_of(table)
+    return len(values) == len(keys) and all(
+        _canonical(v, t) == v for v, (_, t) in zip(values, keys, strict=True)
+    )
 
 
 def canonical_values(table: dict[str, Any], values: Sequence[str] | None, field: str) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-from gluecat.catalog import iceberg, indexes, paging, tags
+from gluecat.catalog import iceberg, indexes, objects, paging, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
@@ -23,6 +23,7 @@ from gluecat.catalog.context import (
     TABLE_VERSION,
     Context,
     copy_doc,
+    partition_key_count,
     require_database,
     require_table,
 )
@@ -155,6 +156,7 @@ def update_table(
                 "it was updated by someone else"
             )
         indexes.check_table_update(ctx, snap, old, table_input)
+        objects.check_key_change(old, table_input, lambda: _holds_objects(ctx, snap, old, transaction_id))
         new_version = str(int(old["VersionId"]) + 1)
         versions = snap.keys_with_prefix(TABLE_VERSION, (database, name))
         changes = Changes()
@@ -179,6 +181,17 @@ def update_table(
         return changes
 
     _write(ctx, "UpdateTable", transaction_id, (database, name), build)
+
+
+def _holds_objects(ctx: Context, snap: Snapshot, table: dict[str, Any], transaction_id: str | None) -> bool:
+    """Whether ``table`` holds objects at ``snap``, with the transaction's own object writes."""
+    n_keys = partition_key_count(table)
+    view = objects.view_of(ctx, snap, table)
+    if transaction_id is not None:
+        txs = ctx.transactions()
+        own = txs.own_objects(txs.get(transaction_id), (table["DatabaseName"], table["Name"]))
+        view = objects.with_writes(view, n_keys, own, f"transaction {transaction_id}")
+    return view.count() > 0
 
 
 def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Changes) -> None:

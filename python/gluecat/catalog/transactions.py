@@ -644,6 +644,21 @@ class Transactions:
             else:
                 objects.setdefault(key, []).extend(ObjectWrite.from_json(o) for o in w["ops"])
                 object_bases.setdefault(key, w["base"])
+        for key in bases:
+            # Its staging refused a change of the keys of a table holding objects then; objects a
+            # commit since gave the table must still fit them (check_key_change, at commit).
+            before, after = latest.get(TABLE, key), snap.get(TABLE, key)
+            if (
+                before is not None
+                and after is not None
+                and snap.table_segments(obj.rows_key(*key))
+                and obj.key_forms(before) != obj.key_forms(after)
+                and obj.view_of(self.ctx, latest, before).count() > 0
+            ):
+                raise ConcurrentModificationException(
+                    f"Table {key[1]} in database {key[0]} was given objects since transaction {tx.id} "
+                    "started, which changes its partition keys: a table holding objects keeps its keys"
+                )
         for (kind, k), doc in records.items():
             if doc is None:
                 changes.delete(kind, k)
@@ -662,6 +677,11 @@ class Transactions:
             if table is None or not obj.is_governed(table):
                 raise ConcurrentModificationException(
                     f"Table {key[1]} in database {key[0]} is no longer a governed table"
+                )
+            if not all(obj.conforms(table, values) for values in {ow.values for ow in ows}):
+                raise ConcurrentModificationException(
+                    f"The partition keys of {key[0]}.{key[1]} were changed since transaction {tx.id} wrote "
+                    "objects to it: the objects' partition values do not fit them"
                 )
             partitions = {ow.partition for ow in ows}
             for version, summary in since:
