@@ -849,6 +849,31 @@ def test_an_idle_transaction_cannot_be_extended_or_committed(governed: Governed)
     assert objects(governed) == []
 
 
+@pytest.mark.transaction_timeout(0.5)
+def test_an_idle_transaction_is_aborted_whichever_call_notices_and_its_files_are_deleted(
+    governed: Governed, tmp_path: Path
+) -> None:
+    make_table(governed)
+    lf = governed.lf
+    uris = files(tmp_path, "a.parquet", "b.parquet", "c.parquet")
+    txs = [start(governed) for _ in uris]
+    for tx, uri in zip(txs, uris, strict=True):
+        lf.delete_objects_on_cancel(
+            DatabaseName="db", TableName="t", TransactionId=tx, Objects=[{"Uri": uri}]
+        )
+    time.sleep(0.7)
+    # Canceled before anyone looked at it, or after DescribeTransaction said ABORTED: the same answer.
+    with pytest.raises(lf.exceptions.TransactionCanceledException, match="idle"):
+        lf.cancel_transaction(TransactionId=txs[0])
+    with pytest.raises(lf.exceptions.TransactionCanceledException, match="idle"):
+        lf.commit_transaction(TransactionId=txs[1])
+    assert status(governed, txs[2]) == "ABORTED"
+    with pytest.raises(lf.exceptions.TransactionCanceledException, match="idle"):
+        lf.cancel_transaction(TransactionId=txs[2])
+    assert [status(governed, tx) for tx in txs] == ["ABORTED"] * 3
+    wait_gone(uris)
+
+
 def test_extend_transaction_names_its_transaction(governed: Governed) -> None:
     with pytest.raises(governed.lf.exceptions.InvalidInputException, match="TransactionId: is required"):
         governed.lf.extend_transaction()

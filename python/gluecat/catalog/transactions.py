@@ -404,6 +404,7 @@ class Transactions:
         if state == ABORTED:
             if tx.status is None:
                 self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s")
+                self._kick_janitor()  # its DeleteObjectsOnCancel files
             raise _canceled(tx)
         if write and tx.kind == READ_ONLY:
             raise InvalidInputException(f"TransactionId: {tx_id} is a READ_ONLY transaction: it cannot write")
@@ -420,10 +421,12 @@ class Transactions:
                 raise TransactionCommitInProgressException(f"Transaction {tx_id} is being committed.")
             if tx.status == ABORTED:
                 raise _canceled(tx)
-            self._record_abort(
-                tx, "canceled" if state == ACTIVE else f"idle for more than {tx.timeout_us / 1e6:g} s"
-            )
+            idle = state == ABORTED
+            self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s" if idle else "canceled")
         self._clean(tx)
+        if idle:
+            # Aborted already, as DescribeTransaction said: the same answer as once its abort is recorded.
+            raise _canceled(tx)
 
     def _expire(self, tx_id: str) -> None:
         with self._lock, self.journal.locked():
@@ -552,6 +555,7 @@ class Transactions:
             if state == ABORTED:
                 if tx.status is None:
                     self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s")
+                    self._kick_janitor()  # its DeleteObjectsOnCancel files
                 raise _canceled(tx)
             if state == COMMIT_IN_PROGRESS:
                 if now - (tx.committing_us or 0) <= STALE_COMMIT_SECONDS * 1_000_000:
