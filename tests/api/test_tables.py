@@ -131,6 +131,47 @@ def test_deleting_versions_one_and_in_a_batch(sales: Catalog) -> None:
     assert ids == ["3", "4"]
 
 
+@pytest.mark.parametrize("version_id", ["\u00b2", "\u0661", "abc", "-1", "1.0"])
+def test_a_version_id_must_be_a_decimal_integer(sales: Catalog, version_id: str) -> None:
+    # '\u00b2' (superscript two) and '\u0661' (Arabic-Indic one) pass str.isdigit(): the first used to
+    # crash the call (InternalServiceException over the wire), the second to be read as version 1.
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v2"))
+    with pytest.raises(sales.exceptions.InvalidInputException, match="VersionId"):
+        sales.get_table_version(DatabaseName="sales", TableName="t", VersionId=version_id)
+    with pytest.raises(sales.exceptions.InvalidInputException, match="VersionId"):
+        sales.delete_table_version(DatabaseName="sales", TableName="t", VersionId=version_id)
+    out = sales.batch_delete_table_version(DatabaseName="sales", TableName="t", VersionIds=[version_id])
+    assert [(e["VersionId"], e["ErrorDetail"]["ErrorCode"]) for e in out["Errors"]] == [
+        (version_id, "InvalidInputException")
+    ]
+    with pytest.raises(sales.exceptions.InvalidInputException, match="VersionId"):
+        sales.update_table(
+            DatabaseName="sales", TableInput=table_input("t", Description="v3"), VersionId=version_id
+        )
+    versions = sales.get_table_versions(DatabaseName="sales", TableName="t")["TableVersions"]
+    assert [(v["VersionId"], v["Table"]["Description"]) for v in versions] == [
+        ("1", "orders by day"),
+        ("2", "v2"),
+    ]
+
+
+def test_a_version_id_is_compared_as_the_integer_it_represents(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    assert (
+        sales.get_table_version(DatabaseName="sales", TableName="t", VersionId="01")["TableVersion"][
+            "VersionId"
+        ]
+        == "1"
+    )
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="v2"), VersionId="01")
+    assert sales.get_table(DatabaseName="sales", Name="t")["Table"]["VersionId"] == "2"
+    with pytest.raises(sales.exceptions.ConcurrentModificationException):
+        sales.update_table(
+            DatabaseName="sales", TableInput=table_input("t", Description="v3"), VersionId="01"
+        )
+
+
 def test_the_current_version_cannot_be_deleted(sales: Catalog) -> None:
     sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
     with pytest.raises(sales.exceptions.InvalidInputException, match="current version"):

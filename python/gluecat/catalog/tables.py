@@ -150,7 +150,7 @@ def update_table(
 
     def build(snap: Snapshot) -> Changes:
         old = require_table(snap, database, name)
-        if version_id is not None and version_id != old["VersionId"]:
+        if version_id is not None and _parse_version_id(version_id) != int(old["VersionId"]):
             raise ConcurrentModificationException(
                 f"Table {database}.{name} is at VersionId {old['VersionId']}, not {version_id}: "
                 "it was updated by someone else"
@@ -320,7 +320,9 @@ def get_tables(
 
 
 def _parse_version_id(version_id: str, field: str = "VersionId") -> int:
-    if not version_id.isdigit():
+    # ASCII digits only: str.isdigit() also takes '²' (which int() refuses) and '١' (which int() reads
+    # as 1), so either would crash the call or name another version.
+    if not (version_id.isascii() and version_id.isdigit()):
         raise InvalidInputException(f"{field}: {version_id!r} is not a version number (a decimal integer)")
     return int(version_id)
 
