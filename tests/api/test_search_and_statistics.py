@@ -139,3 +139,54 @@ def test_statistics_limits(lake: Catalog) -> None:
         lake.get_column_statistics_for_table(
             DatabaseName="sales", TableName="customer-link", ColumnNames=["id"] * 101
         )
+
+
+def _columns(*columns: tuple[str, str]) -> dict:
+    table = table_input("customer-link")
+    table["StorageDescriptor"]["Columns"] = [{"Name": n, "Type": t} for n, t in columns]
+    return table
+
+
+def _with_statistics(lake: Catalog, *columns: str) -> list[str]:
+    got = lake.get_column_statistics_for_table(
+        DatabaseName="sales", TableName="customer-link", ColumnNames=list(columns)
+    )
+    return [s["ColumnName"] for s in got["ColumnStatisticsList"]]
+
+
+def test_an_update_keeps_the_statistics_of_the_columns_it_keeps(lake: Catalog) -> None:
+    lake.update_column_statistics_for_table(
+        DatabaseName="sales",
+        TableName="customer-link",
+        ColumnStatisticsList=[long_stats("id", 1, 9)],
+    )
+    lake.update_table(DatabaseName="sales", TableInput=table_input("customer-link", Description="new"))
+    assert _with_statistics(lake, "id") == ["id"]
+    # The type as Hive spells it in another case is the same type.
+    lake.update_table(DatabaseName="sales", TableInput=_columns(("ID", "BIGINT"), ("note", "string")))
+    assert _with_statistics(lake, "id") == ["id"]
+
+
+def test_an_update_drops_the_statistics_of_columns_it_drops_or_retypes(lake: Catalog) -> None:
+    lake.update_table(
+        DatabaseName="sales", TableInput=_columns(("id", "bigint"), ("n", "int"), ("m", "bigint"))
+    )
+    lake.update_column_statistics_for_table(
+        DatabaseName="sales",
+        TableName="customer-link",
+        ColumnStatisticsList=[long_stats("id", 1, 9), long_stats("n", 1, 9), long_stats("m", 1, 9)],
+    )
+    # m is dropped, n retyped; a column m made again later is a new column, whose values the old
+    # statistics do not describe (they are LONG statistics, and it is now a string).
+    lake.update_table(DatabaseName="sales", TableInput=_columns(("id", "bigint"), ("n", "string")))
+    lake.update_table(
+        DatabaseName="sales", TableInput=_columns(("id", "bigint"), ("n", "string"), ("m", "string"))
+    )
+    assert _with_statistics(lake, "id", "n", "m") == ["id"]
+    got = lake.get_column_statistics_for_table(
+        DatabaseName="sales", TableName="customer-link", ColumnNames=["n", "m"]
+    )
+    assert [(e["ColumnName"], e["Error"]["ErrorCode"]) for e in got["Errors"]] == [
+        ("n", "EntityNotFoundException"),
+        ("m", "EntityNotFoundException"),
+    ]

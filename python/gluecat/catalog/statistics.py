@@ -2,7 +2,9 @@
 partition identity, column) for a partition (partition_statistics.py serves those).
 
 Both follow the same rules: a column of the table, statistics of a type that fits the column's type,
-per-column errors in the answer; they are deleted with their table, and a partition's with it."""
+per-column errors in the answer; they are deleted with their table, and a partition's with it. A table
+column's are deleted too when an UpdateTable drops, renames or retypes the column (as Hive's metastore
+does)."""
 
 from __future__ import annotations
 
@@ -132,6 +134,26 @@ def delete_column_statistics(ctx: Context, database: str, table: str, column: st
         return deletion(snap, COLUMN_STATISTICS, (database, table), column, f"{database}.{table}"), None
 
     ctx.store.commit("DeleteColumnStatisticsForTable", build)
+
+
+def _same_type(a: str, b: str) -> bool:
+    return "".join(a.split()).lower() == "".join(b.split()).lower()
+
+
+def outdated_by_update(
+    snap: Snapshot, prefix: Key, old: dict[str, Any], new: dict[str, Any], changes: Changes
+) -> None:
+    """Add to ``changes`` the removal of the table statistics of the columns that an UpdateTable from
+    ``old`` to ``new`` drops, renames or retypes, as Hive's metastore removes them: they describe values
+    of the column as it was, and a column of the name made again (or of another type) must not find them.
+    """
+    if not snap.keys_with_prefix(COLUMN_STATISTICS, prefix):
+        return
+    before, after = columns_of(old), columns_of(new)
+    for key in snap.keys_with_prefix(COLUMN_STATISTICS, prefix):
+        col = key[-1]
+        if col not in after or col not in before or not _same_type(before[col], after[col]):
+            changes.delete(COLUMN_STATISTICS, key)
 
 
 def drop_partition_statistics(snap: Snapshot, table: Key, identities: list[str], changes: Changes) -> None:
