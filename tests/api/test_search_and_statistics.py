@@ -52,6 +52,20 @@ def test_time_filters_use_the_comparator(lake: Catalog) -> None:
     )
 
 
+@pytest.mark.parametrize("value", ["yesterday", "\u0661\u0662", "9" * 30])
+def test_a_time_filter_that_is_not_a_time_is_invalid_input(lake: Catalog, value: str) -> None:
+    # No table has a LastAccessTime to compare it with: the value is refused all the same, not
+    # answered with no tables. ('\u0661\u0662' is Arabic-Indic digits; 9 * 30 is past year 9999.)
+    for key in ("LastAccessTime", "CreateTime"):
+        with pytest.raises(lake.exceptions.InvalidInputException, match=rf"Filters\[1\]\.Value.*{key}"):
+            lake.search_tables(
+                Filters=[
+                    {"Key": "Name", "Value": "link"},
+                    {"Key": key, "Value": value, "Comparator": "GREATER_THAN"},
+                ]
+            )
+
+
 def test_search_text_matches_words_and_quoted_phrases(lake: Catalog) -> None:
     assert names(lake.search_tables(SearchText="link")) == [
         "crm.xxlinkyy",

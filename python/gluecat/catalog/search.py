@@ -40,18 +40,19 @@ def _string_match(field_value: str, wanted: str) -> bool:
     return n > 0 and any(tokens[i : i + n] == want_tokens for i in range(len(tokens) - n + 1))
 
 
-def _parse_time(value: str, key: str) -> datetime:
+def _parse_time(value: str, key: str, field: str = "Filters") -> datetime:
     try:
-        if re.fullmatch(r"\d+(\.\d+)?", value):
+        if re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
             seconds = float(value)
             if seconds > 1e11:  # epoch milliseconds, as the Glue console sends
                 seconds /= 1000
             return datetime.fromtimestamp(seconds, UTC)
         ts = datetime.fromisoformat(value.replace("Z", "+00:00"))
         return ts if ts.tzinfo else ts.replace(tzinfo=UTC)
-    except ValueError as e:
+    except (ValueError, OverflowError, OSError) as e:
         raise InvalidInputException(
-            f"Filters: Value {value!r} for {key} is not a time (ISO-8601 or epoch)"
+            f"{field}: {value[:40]!r} is not a time to compare {key} with "
+            "(ISO-8601, or epoch seconds or milliseconds, in years 1 to 9999)"
         ) from e
 
 
@@ -121,6 +122,11 @@ def search_tables(
             raise InvalidInputException(
                 f"SortCriteria.FieldName: {crit.get('FieldName')!r} is not sortable; use one of {sorted(_SORTABLE)}"
             )
+    for i, pred in enumerate(filters):
+        # Checked before any table is: a time that is not one is refused whether or not some table has
+        # the field to compare it with.
+        if pred.get("Key") in _TIME_FIELDS and pred.get("Value") is not None:
+            _parse_time(pred["Value"], pred["Key"], f"Filters[{i}].Value")
     query = paging.query_digest("SearchTables", filters, search_text, sort_criteria, resource_share_type)
     position = paging.read_token(ctx.store.secret, query, next_token)
     # A continuation reads the same snapshot as the first page, so offsets stay exact.
