@@ -350,6 +350,16 @@ def test_members_given_as_none_are_left_out() -> None:
         table(TableType="t" * 255),
         table(ViewOriginalText="v" * 409_600, ViewExpandedText="line\none\x00"),  # no pattern on views
         table(PartitionKeys=[]),
+        # Primitive types, and a key without a type, are partition keys; complex types are columns.
+        table(
+            PartitionKeys=[
+                {"Name": "dt", "Type": "date"},
+                {"Name": "price", "Type": "decimal(10,2)"},
+                {"Name": "mapped", "Type": "varchar(10)"},
+                {"Name": "raw"},
+            ]
+        ),
+        sd(Columns=[{"Name": "tags", "Type": "array<string>"}, {"Name": "kv", "Type": "map<string,int>"}]),
         sd(Location="l" * 2056),
         sd(Location="s3://b/with\nnewline"),
         sd(InputFormat="i" * 128),
@@ -395,6 +405,10 @@ REFUSED_TABLE_INPUTS = [
     (table(PartitionKeys=[{"Name": "dt"}, {"Name": "DT"}]), "TableInput.PartitionKeys[1].Name", "'DT' repeats PartitionKeys[0]"),
     (table(PartitionKeys=[{"Name": "Note"}]), "TableInput.PartitionKeys[0].Name", "'Note' is also StorageDescriptor.Columns[2] ('note')"),
     (table(PartitionKeys=[{"Type": "string"}]), "TableInput.PartitionKeys[0].Name", "is required"),
+    (table(PartitionKeys=[{"Name": "dt"}, {"Name": "tags", "Type": "array<string>"}]), "TableInput.PartitionKeys[1].Type", "'array<string>' is not a primitive type"),
+    (table(PartitionKeys=[{"Name": "m", "Type": "MAP < string,int>"}]), "TableInput.PartitionKeys[0].Type", "only primitive types are supported as partition keys"),
+    (table(PartitionKeys=[{"Name": "s", "Type": "struct<a:int>"}]), "TableInput.PartitionKeys[0].Type", "not a primitive type"),
+    (table(PartitionKeys=[{"Name": "u", "Type": "uniontype<int,string>"}]), "TableInput.PartitionKeys[0].Type", "not a primitive type"),
     (table(StorageDescriptor=[]), SDF, "must be a structure (dict), not list"),
     (sd(Columns=[{"Name": "a"}, {"Name": "b"}, {"Name": ""}]), f"{SDF}.Columns[2].Name", "must be at least 1 byte long"),
     (sd(Columns=[{"Name": "c", "Type": "t" * 131_073}]), f"{SDF}.Columns[0].Type", "at most 131072 bytes"),

@@ -50,6 +50,18 @@ def test_a_rejected_create_changes_nothing(sales: Catalog) -> None:
     assert sales.store.latest().version == version
 
 
+def test_only_primitive_types_are_partition_keys(sales: Catalog) -> None:
+    tags = [{"Name": "tags", "Type": "array<string>"}]
+    with pytest.raises(sales.exceptions.InvalidInputException, match=r"PartitionKeys\[0\]\.Type.*primitive"):
+        sales.create_table(DatabaseName="sales", TableInput=table_input("t", PartitionKeys=tags))
+    assert sales.get_tables(DatabaseName="sales")["TableList"] == []
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    with pytest.raises(sales.exceptions.InvalidInputException, match=r"PartitionKeys\[0\]\.Type.*primitive"):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t", PartitionKeys=tags))
+    t = sales.get_table(DatabaseName="sales", Name="t")["Table"]
+    assert (t["VersionId"], t["PartitionKeys"]) == ("1", [{"Name": "dt", "Type": "string"}])
+
+
 def test_the_returned_table_is_the_callers_own_copy(sales: Catalog) -> None:
     sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
     sales.get_table(DatabaseName="sales", Name="t")["Table"]["Parameters"]["x"] = "y"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -234,6 +235,11 @@ validate.MEMBERS.update(
 )
 
 
+# Hive's complex types (array<...>, map<...>, struct<...>, uniontype<...>), which a partition key may not
+# have: "Only primitive types are supported as partition keys" (000).
+_COMPLEX_TYPE = re.compile(r"\s*(array|map|struct|uniontype)\s*<", re.IGNORECASE)
+
+
 def _table_input(table: dict[str, Any], field: str) -> None:
     if "ViewDefinition" in table:
         # Newer Glue has it; the documents do not, so it is named rather than silently dropped.
@@ -243,6 +249,12 @@ def _table_input(table: dict[str, Any], field: str) -> None:
     keys = table.get("PartitionKeys") or []
     seen: dict[str, int] = {}
     for i, key in enumerate(keys):
+        if _COMPLEX_TYPE.match(key.get("Type") or ""):
+            invalid(
+                f"{field}.PartitionKeys[{i}].Type",
+                f"{key['Type'][:40]!r} is not a primitive type: only primitive types are supported as "
+                "partition keys",
+            )
         name = key["Name"].lower()
         if name in seen:
             invalid(
