@@ -209,6 +209,44 @@ def test_delete_table_removes_versions_and_statistics(sales: Catalog) -> None:
         sales.delete_table(DatabaseName="sales", Name="nope")
 
 
+@pytest.mark.parametrize("batch", [False, True])
+def test_a_table_made_again_has_nothing_of_the_deleted_one(sales: Catalog, batch: bool) -> None:
+    sales.create_table(
+        DatabaseName="sales",
+        TableInput=table_input("t", Description="old"),
+        PartitionIndexes=[{"IndexName": "by_dt", "Keys": ["dt"]}],
+    )
+    sales.create_partition(DatabaseName="sales", TableName="t", PartitionInput={"Values": ["2024-01-01"]})
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="old v2"))
+    stats = {
+        "ColumnName": "id",
+        "ColumnType": "bigint",
+        "AnalyzedTime": datetime(2024, 5, 1, tzinfo=UTC),
+        "StatisticsData": {
+            "Type": "LONG",
+            "LongColumnStatisticsData": {"NumberOfNulls": 0, "NumberOfDistinctValues": 1},
+        },
+    }
+    sales.update_column_statistics_for_table(
+        DatabaseName="sales", TableName="t", ColumnStatisticsList=[stats]
+    )
+    if batch:
+        assert sales.batch_delete_table(DatabaseName="sales", TablesToDelete=["T"])["Errors"] == []
+    else:
+        sales.delete_table(DatabaseName="sales", Name="T")
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t", Description="new"))
+    t = sales.get_table(DatabaseName="sales", Name="t")["Table"]
+    assert (t["VersionId"], t["Description"]) == ("1", "new")
+    versions = sales.get_table_versions(DatabaseName="sales", TableName="t")["TableVersions"]
+    assert [(v["VersionId"], v["Table"]["Description"]) for v in versions] == [("1", "new")]
+    assert sales.get_partitions(DatabaseName="sales", TableName="t")["Partitions"] == []
+    assert (
+        sales.get_partition_indexes(DatabaseName="sales", TableName="t")["PartitionIndexDescriptorList"] == []
+    )
+    got = sales.get_column_statistics_for_table(DatabaseName="sales", TableName="t", ColumnNames=["id"])
+    assert got["ColumnStatisticsList"] == []
+
+
 def test_batch_delete_table_reports_missing_tables(sales: Catalog) -> None:
     for name in ("a", "b"):
         sales.create_table(DatabaseName="sales", TableInput=table_input(name))
