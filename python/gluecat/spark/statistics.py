@@ -204,8 +204,8 @@ def for_spark(catalog: Catalog, table: dict[str, Any]) -> dict[str, Any] | None:
     if size is None and rows is None and not columns:
         return None
     out: dict[str, Any] = {"columns": columns}
-    if size is not None and size.isdigit():
+    if size is not None and size.isascii() and size.isdigit():
         out["size"] = int(size)
-    if rows is not None and rows.isdigit():
+    if rows is not None and rows.isascii() and rows.isdigit():
         out["rows"] = int(rows)
     return out

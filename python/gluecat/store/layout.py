@@ -83,7 +83,8 @@ def newest_log_version(names: list[str]) -> int:
     greatest name is the newest: string comparisons instead of a regular expression for each of what
     may be millions of names (an expiry never frees one)."""
     newest = max(
-        (n for n in names if len(n) == 25 and n.endswith(".json") and n[:20].isdigit()), default=None
+        (n for n in names if len(n) == 25 and n.endswith(".json") and n[:20].isascii() and n[:20].isdigit()),
+        default=None,
     )
     return -1 if newest is None else int(newest[:20])
 

@@ -229,7 +229,7 @@ class AddSegment(Action):
 
 def _inline_index(path: str) -> int:
     _, _, n = path.partition("#")
-    return int(n) if n.isdigit() else -1
+    return int(n) if n.isascii() and n.isdigit() else -1
 
 
 @action

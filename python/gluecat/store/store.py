@@ -667,7 +667,7 @@ class Store:
             md = files.file_metadata(data, uri)
         version = parsed[0] if parsed else -1
         when = md.get("gluecat.timestamp_us", "")
-        if md.get("gluecat.checkpoint_version") != str(version) or not when.isdigit():
+        if md.get("gluecat.checkpoint_version") != str(version) or not (when.isascii() and when.isdigit()):
             raise StorageError(f"{uri}: not a gluecat checkpoint of version {version}")
         if parsed is not None and parsed[1] is not None and "gluecat.chain" not in md:
             raise StorageError(f"{uri}: damaged: a checkpoint of format 4 without its place in the log")
