@@ -411,6 +411,51 @@ def test_an_index_over_bad_partitions_fails_with_backfill_errors(glue: Catalog, 
     assert indexes_of(glue, "t") == []
 
 
+@pytest.mark.parametrize(
+    ("glue_type", "lowest", "highest"),
+    [
+        ("tinyint", -(2**7), 2**7 - 1),
+        ("smallint", -(2**15), 2**15 - 1),
+        ("int", -(2**31), 2**31 - 1),
+        ("integer", -(2**31), 2**31 - 1),
+        ("bigint", -(2**63), 2**63 - 1),
+        ("long", -(2**63), 2**63 - 1),
+    ],
+)
+def test_an_indexed_integer_key_holds_only_values_of_its_width(
+    glue: Catalog, glue_type: str, lowest: int, highest: int
+) -> None:
+    # 004: a value that is not a valid value of the key's type fails the backfill and, once an index
+    # exists, refuses the partition; 200 is not a tinyint any more than "foo" is an int.
+    make_table(glue, "t", [("n", glue_type)])
+    fine = [str(lowest), str(highest), "0"]
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part(v) for v in [*fine, str(highest + 1)]]
+    )
+    glue.create_partition_index(
+        DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "n", "Keys": ["n"]}
+    )
+    (index,) = indexes_of(glue, "t")
+    assert index["IndexStatus"] == "FAILED"
+    assert index["BackfillErrors"] == [
+        {"Code": "INVALID_PARTITION_TYPE_DATA_ERROR", "Partitions": [{"Values": [str(highest + 1)]}]}
+    ]
+
+    make_table(glue, "u", [("n", glue_type)], PartitionIndexes=[{"IndexName": "n", "Keys": ["n"]}])
+    out = glue.batch_create_partition(
+        DatabaseName="db",
+        TableName="u",
+        PartitionInputList=[part(v) for v in [*fine, str(highest + 1), str(lowest - 1)]],
+    )
+    assert [(e["PartitionValues"], e["ErrorDetail"]["ErrorCode"]) for e in out["Errors"]] == [
+        ([str(highest + 1)], "InvalidInputException"),
+        ([str(lowest - 1)], "InvalidInputException"),
+    ]
+    with pytest.raises(glue.exceptions.InvalidInputException, match=f"not a valid {glue_type} value"):
+        glue.create_partition(DatabaseName="db", TableName="u", PartitionInput=part(str(lowest - 1)))
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="u")) == sorted([v] for v in fine)
+
+
 def test_once_an_index_exists_new_partitions_are_validated(glue: Catalog) -> None:
     make_table(
         glue,

@@ -11,7 +11,7 @@ import operator
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from gluecat.catalog import paging
 from gluecat.catalog.context import (
@@ -81,6 +81,11 @@ FAILED_KEPT = 10  # a table keeps its last 10 failed indexes
 STALE_CREATING_SECONDS = 60.0  # a CREATING index untouched this long lost its builder; anyone resumes it
 _FORBIDDEN = re.compile("[\u0000-\u0002]")
 
+# The integer types' widths: an indexed key's value must fit its type, as "foo" must be an integer at
+# all (004's INVALID_PARTITION_TYPE_DATA_ERROR: a value that is not valid for the key's type). Expressions
+# compare every integer type as 64 bits; an index only ever holds values of the key's own width.
+_INTEGER_BITS = {"tinyint": 8, "smallint": 16, "int": 32, "integer": 32, "bigint": 64, "long": 64}
+
 
 def table_indexes(snap: Snapshot, table: dict[str, Any]) -> list[dict[str, Any]]:
     prefix = (table["DatabaseName"], table["Name"])
@@ -112,7 +117,11 @@ def _problem(value: str | None, glue_type: str) -> str | None:
         return "MISSING_PARTITION_VALUE_ERROR"
     if _FORBIDDEN.search(value):
         return "UNSUPPORTED_PARTITION_CHARACTER_ERROR"
-    if partition_value(value, _key_type(glue_type)) is None:
+    typed = partition_value(value, _key_type(glue_type))
+    if typed is None:
+        return "INVALID_PARTITION_TYPE_DATA_ERROR"
+    bits = _INTEGER_BITS.get(base_type(glue_type))
+    if bits is not None and not -(2 ** (bits - 1)) <= cast(int, typed) < 2 ** (bits - 1):
         return "INVALID_PARTITION_TYPE_DATA_ERROR"
     return None
 
