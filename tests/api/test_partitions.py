@@ -456,6 +456,42 @@ def test_an_indexed_integer_key_holds_only_values_of_its_width(
     assert values_of(glue.get_partitions(DatabaseName="db", TableName="u")) == sorted([v] for v in fine)
 
 
+def test_a_date_index_holds_the_documents_whole_range_of_dates(glue: Catalog) -> None:
+    # 004: "允许的日期索引范围为 0000-01-01 到 9999-12-31" (dates from 0000-01-01 to 9999-12-31 may be
+    # indexed). Year 0000 (1 BC) is a leap year, and comes before 0001.
+    days = ["0000-01-01", "0000-02-29", "0000-12-31", "0001-01-01", "2024-06-15", "9999-12-31"]
+    make_table(glue, "t", [("d", "date")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part(d) for d in days[:3]]
+    )
+    glue.create_partition_index(
+        DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "d", "Keys": ["d"]}
+    )
+    assert [i["IndexStatus"] for i in indexes_of(glue, "t")] == ["ACTIVE"]
+    out = glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part(d) for d in [*days[3:], "0001-02-29"]]
+    )
+    assert [e["PartitionValues"] for e in out["Errors"]] == [["0001-02-29"]]  # 0001 is no leap year
+
+    def query(expression: str) -> list[str]:
+        return [
+            v
+            for (v,) in values_of(
+                glue.get_partitions(DatabaseName="db", TableName="t", Expression=expression)
+            )
+        ]
+
+    assert query("d < '0001-01-01'") == days[:3]
+    assert query("d BETWEEN '0000-01-01' AND '9999-12-31'") == days
+    assert query("d = DATE '0000-02-29'") == ["0000-02-29"]
+    assert query("d > '0000-02-29' AND d <= '0001-01-01'") == ["0000-12-31", "0001-01-01"]
+    assert query("d IN ('0000-12-31', '9999-12-31')") == ["0000-12-31", "9999-12-31"]
+    assert query("d >= '2000-01-01' OR d = '0-1-1'") == ["0000-01-01", "2024-06-15", "9999-12-31"]
+    if in_process(glue):
+        plan = glue.explain_partitions(DatabaseName="db", TableName="t", Expression="d < '0001-01-01'")
+        assert plan["Index"] == "d" and plan["MatchingPartitions"] == 3
+
+
 def test_once_an_index_exists_new_partitions_are_validated(glue: Catalog) -> None:
     make_table(
         glue,

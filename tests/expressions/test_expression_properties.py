@@ -48,7 +48,21 @@ VALUES: dict[str, list[str | None]] = {
     "decimal(4,1)": ["0.5", "1", "1.0", "-2.5", "12.3", "123.4", "1.25", "x", None],
     # A plain decimal is not decimal(10,0): every value compares exactly, whatever its scale.
     "decimal": ["1.2", "1", "1.20", "-0.000000001", "+3", "99999999999.5", "1e3", ".5", "", None],
-    "date": ["2024-01-01", "2024-02-29", "2023-02-29", "2024-1-01", "2023-12-31", "x", None],
+    # 004 allows dates from 0000-01-01 (year 0000, 1 BC, a leap year) to 9999-12-31.
+    "date": [
+        "2024-01-01",
+        "2024-02-29",
+        "2023-02-29",
+        "2024-1-01",
+        "2023-12-31",
+        "0000-01-01",
+        "0000-02-29",
+        "0000-12-31",
+        "0001-01-01",
+        "9999-12-31",
+        "x",
+        None,
+    ],
     "timestamp": [
         "2024-01-01 00:00:00",
         "2024-01-01T00:00:00.5",
@@ -75,6 +89,8 @@ LITERALS: dict[str, list[Literal]] = {
         Literal("2023-12-31", "date"),
         Literal("2024-2-1"),
         Literal("2024-02-29"),
+        Literal("0000-12-31"),
+        Literal("0-2-29", "date"),
     ],
     "timestamp": [
         Literal("2024-01-01 00:00:00"),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from datetime import date, datetime
+from datetime import datetime
 from decimal import Decimal
 
 from gluecat.errors import InvalidInputException
@@ -19,6 +19,7 @@ from gluecat.expressions.types import (
     And,
     Between,
     Compare,
+    Date,
     FalseP,
     In,
     IsNull,
@@ -69,8 +70,8 @@ class _Keys:
 def literal_value(lit: Literal, kt: KeyType, column: str) -> Scalar:
     """Convert a literal to a key's type, as Glue does: '2017' on an int key is 2017, 2017 on a string key is '2017'.
 
-    >>> literal_value(Literal("2023-9-01"), key_type("date"), "dt")
-    datetime.date(2023, 9, 1)
+    >>> str(literal_value(Literal("2023-9-01"), key_type("date"), "dt"))
+    '2023-09-01'
     """
     text = lit.text
 
@@ -108,12 +109,12 @@ def literal_value(lit: Literal, kt: KeyType, column: str) -> Scalar:
     return _timestamp(text.strip(), bad)
 
 
-def _date(text: str, bad: Callable[[str], InvalidInputException]) -> date:
+def _date(text: str, bad: Callable[[str], InvalidInputException]) -> Date:
     m = _LITERAL_DATE.fullmatch(text)
     try:
         if m is None:
             raise ValueError(text)
-        return date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        return Date.of(int(m.group(1)), int(m.group(2)), int(m.group(3)))
     except ValueError as e:
         raise bad("not a date (yyyy-MM-dd)") from e
 
@@ -132,9 +133,9 @@ def _timestamp(text: str, bad: Callable[[str], InvalidInputException]) -> Timest
         if _ZONED.fullmatch(text):
             raise bad("a timestamp key has no time zone")
         raise bad(_NOT_A_TIMESTAMP)
-    day = _date(m.group(1), bad)
+    year, month, day = (int(part) for part in m.group(1).split("-"))
     try:
-        whole = datetime(day.year, day.month, day.day, int(m.group(2)), int(m.group(3)), int(m.group(4)))
+        whole = datetime(year, month, day, int(m.group(2)), int(m.group(3)), int(m.group(4)))
     except ValueError as e:
         raise bad(_NOT_A_TIMESTAMP) from e
     return Timestamp.of(whole, int((m.group(5) or "").ljust(9, "0")))

@@ -14,8 +14,8 @@ matches when the predicate is true. The rules are those of :func:`gluecat.expres
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import date
 from decimal import Decimal
+from typing import cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -32,6 +32,7 @@ from gluecat.expressions.types import (
     And,
     Between,
     Compare,
+    Date,
     FalseP,
     In,
     IsNull,
@@ -58,10 +59,11 @@ def _anchored(pattern: str) -> str:
 
 def _valid_and(text: pa.Array, pattern: str) -> pa.Array:
     valid = pc.match_substring_regex(text, _anchored(pattern))
-    # Year 0000 is outside Glue's date range (0001 is its first year in practice) and outside Python's.
+    # A timestamp's year 0000 is outside Python's datetime, which partition_value reads it with; a date's
+    # is in range (the partition index document allows 0000-01-01 to 9999-12-31; see types.Date).
     return (
         pc.and_kleene(valid, pc.invert(pc.starts_with(text, "0000")))
-        if pattern in (DATE_VALUE.pattern, TIMESTAMP_VALUE.pattern)
+        if pattern == TIMESTAMP_VALUE.pattern
         else valid
     )
 
@@ -155,9 +157,14 @@ def _operands(column: pa.Array, value: Scalar) -> tuple[pa.Array, pa.Scalar]:
         return pc.cast(column, wide), pa.scalar(value, wide)
     if isinstance(value, Timestamp):
         return _operands(column, value.seconds())
-    if isinstance(value, date):
-        return column, pa.scalar(value, pa.date32())
+    if isinstance(value, Date):
+        return column, _date32(value)
     return column, pa.scalar(value, column.type)
+
+
+def _date32(value: Date) -> pa.Scalar:
+    """A Date as Arrow's date32 (days since 1970), which, unlike a datetime.date, holds year 0000."""
+    return pa.scalar(value.days, pa.int32()).cast(pa.date32())
 
 
 _RE2_SPECIAL = set("\\.+*?()|[]{}^$")
@@ -250,7 +257,13 @@ def _eval(p: Predicate, cols: _Columns, n: int) -> pa.Array:
             for h in hits[1:]:
                 result = pc.or_kleene(result, h)
         else:
-            found = pc.is_in(col, value_set=pa.array(list(p.values), col.type))
+            values = list(p.values)
+            value_set = (
+                pa.array([cast(Date, v).days for v in values], pa.int32()).cast(pa.date32())
+                if pa.types.is_date32(col.type)
+                else pa.array(values, col.type)
+            )
+            found = pc.is_in(col, value_set=value_set)
             # is_in says False for NULL; SQL says unknown, which NOT IN must keep unknown.
             result = pc.if_else(pc.is_valid(col), found, _NULL_BOOL)
         return pc.invert(result) if p.negated else result

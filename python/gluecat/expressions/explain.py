@@ -11,7 +11,6 @@ index by_country (country)
 
 from __future__ import annotations
 
-from datetime import date
 from decimal import Decimal
 from typing import Any
 
@@ -19,6 +18,7 @@ from gluecat.expressions.types import (
     And,
     Between,
     Compare,
+    Date,
     FalseP,
     In,
     IsNull,
@@ -53,8 +53,8 @@ def value_text(v: Value) -> str:
         return _quote(v)
     if isinstance(v, Timestamp):
         return f"TIMESTAMP {_quote(str(v))}"
-    if isinstance(v, date):
-        return f"DATE {_quote(v.isoformat())}"
+    if isinstance(v, Date):
+        return f"DATE {_quote(str(v))}"
     return str(v)
 
 
@@ -105,8 +105,8 @@ def range_text(r: Range, index_keys: tuple[str, ...], eq_keys: int) -> str:
 
 
 def _json_value(v: Scalar) -> Any:
-    if isinstance(v, date):
-        return v.isoformat()
+    if isinstance(v, Date):
+        return str(v)
     if isinstance(v, Decimal | Timestamp):
         return str(v)
     return v

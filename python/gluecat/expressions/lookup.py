@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from gluecat.expressions.bind import KeySpec
 from gluecat.expressions.evaluate import typed_column
-from gluecat.expressions.types import Range, Timestamp, key_type
+from gluecat.expressions.types import Date, Range, Timestamp, key_type
 
 
 def typed_index_columns(table: pa.Table, keys: KeySpec, index_keys: Sequence[str]) -> list[pa.Array]:
@@ -46,9 +46,24 @@ def index_sort_indices(table: pa.Table, keys: KeySpec, index_keys: Sequence[str]
     return pc.sort_indices(typed, sort_keys=[(f"k{i}", "ascending") for i in range(len(cols))])
 
 
+def lookup_column(typed: pa.Array) -> pa.Array:
+    """A typed key column whose elements a binary search reads one by one in Python: a date column as
+    its days since 1970 (``as_py`` of a date32 is a datetime.date, which has no year 0000)."""
+    return pc.cast(typed, pa.int32()) if pa.types.is_date32(typed.type) else typed
+
+
+def lookup_value(v: Any) -> Any:
+    """A bound's value as the elements of its lookup_column read: a typed timestamp column holds
+    Timestamp.seconds() (see typed_column), a date column Date.days."""
+    if isinstance(v, Timestamp):
+        return v.seconds()
+    if isinstance(v, Date):
+        return v.days
+    return v
+
+
 def _order_key(v: Any) -> tuple[Any, ...]:
-    # A typed timestamp column holds Timestamp.seconds() (see typed_column).
-    return (1,) if v is None else (0, v.seconds() if isinstance(v, Timestamp) else v)
+    return (1,) if v is None else (0, lookup_value(v))
 
 
 def first_true(n: int, holds: Callable[[int], bool]) -> int:
@@ -67,7 +82,7 @@ def range_slice(
     r: Range, sorted_table: pa.Table, keys: KeySpec, index_keys: Sequence[str]
 ) -> tuple[int, int]:
     """``(start, stop)`` of the rows of ``sorted_table`` (sorted by :func:`index_sort_indices`) that can be in ``r``."""
-    cols = typed_index_columns(sorted_table, keys, index_keys)
+    cols = [lookup_column(c) for c in typed_index_columns(sorted_table, keys, index_keys)]
     n = sorted_table.num_rows
 
     def prefix(i: int, length: int) -> list[tuple[Any, ...]]:

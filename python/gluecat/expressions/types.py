@@ -3,7 +3,7 @@
 The IR is a handful of frozen dataclasses. The same classes are used before and after binding: before
 binding, a column is the name as written and a value is a :class:`Literal` (text plus how it was written);
 after binding, a column is the partition key's own name and a value is a typed Python scalar (``str``,
-``int``, ``Decimal``, ``date`` or ``datetime``).
+``int``, ``Decimal``, :class:`Date` or :class:`Timestamp`).
 
 >>> Compare("=", "year", 2017)
 Compare(op='=', column='year', value=2017)
@@ -58,7 +58,37 @@ class Timestamp:
 
 _EPOCH = datetime(1970, 1, 1)
 
-Scalar = str | int | Decimal | date | Timestamp
+# Year 0000 (1 BC) is a leap year like 0400, exactly one 400-year cycle (146,097 days) before it.
+_CYCLE_YEARS, _CYCLE_DAYS = 400, 146_097
+_DAY_ONE = date(1970, 1, 1)
+
+
+@dataclass(frozen=True, order=True)
+class Date:
+    """A date key's value: days since 1970-01-01 in the proleptic Gregorian calendar, for the years
+    0000 to 9999 that the partition index document allows (a ``datetime.date`` starts at year 1).
+
+    >>> Date.of(0, 12, 31) < Date.of(1, 1, 1), str(Date.of(0, 2, 29)), Date.of(1970, 1, 2).days
+    (True, '0000-02-29', 1)
+    """
+
+    days: int
+
+    @staticmethod
+    def of(year: int, month: int, day: int) -> Date:
+        """The date, or ValueError if there is no such day (or the year is not 0000..9999)."""
+        if year == 0:
+            return Date((date(_CYCLE_YEARS, month, day) - _DAY_ONE).days - _CYCLE_DAYS)
+        return Date((date(year, month, day) - _DAY_ONE).days)
+
+    def __str__(self) -> str:
+        if self.days >= (date(1, 1, 1) - _DAY_ONE).days:
+            return (_DAY_ONE + timedelta(days=self.days)).isoformat()
+        shifted = _DAY_ONE + timedelta(days=self.days + _CYCLE_DAYS)
+        return f"0000-{shifted.month:02d}-{shifted.day:02d}"
+
+
+Scalar = str | int | Decimal | Date | Timestamp
 Value = Literal | Scalar
 
 CompareOp = TypingLiteral["=", "<>", "<", "<=", ">", ">="]
@@ -278,10 +308,10 @@ def partition_value(text: str | None, kt: KeyType) -> Scalar | None:
     if kt.kind == "decimal":
         return Decimal(text) if DECIMAL_VALUE.fullmatch(text) else None
     if kt.kind == "date":
-        if not DATE_VALUE.fullmatch(text) or text.startswith("0000"):
+        if not DATE_VALUE.fullmatch(text):
             return None
         try:
-            return datetime.strptime(text, "%Y-%m-%d").date()
+            return Date.of(int(text[:4]), int(text[5:7]), int(text[8:10]))
         except ValueError:
             return None
     if not TIMESTAMP_VALUE.fullmatch(text) or text.startswith("0000"):

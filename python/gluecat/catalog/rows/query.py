@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 from gluecat import expressions as ex
 from gluecat.catalog.rows.segments import position
 from gluecat.catalog.rows.view import IndexLookup, TableView
-from gluecat.expressions.lookup import first_true
+from gluecat.expressions.lookup import first_true, lookup_column, lookup_value
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,8 @@ def _lookup_builder(keys: list[tuple[str, str]], index_keys: tuple[str, ...]) ->
             sort_keys=[(f"k{i}", "ascending") for i in range(len(columns))],
         )
         return IndexLookup(
-            columns=[_whole(pc.take(c, order)) for c in columns], rows=_whole(pc.take(rows, order))
+            columns=[lookup_column(_whole(pc.take(c, order))) for c in columns],
+            rows=_whole(pc.take(rows, order)),
         )
 
     return build
@@ -178,7 +179,7 @@ def select(v: TableView, query: Query, window: Window = Window()) -> pa.Table:
             ("index", plan.index_name, tuple(plan.index_keys)), _lookup_builder(keys, tuple(plan.index_keys))
         )
         bounds = [
-            (r.lower or None, r.lower_inclusive, r.upper or None, r.upper_inclusive) for r in plan.ranges
+            (_bound(r.lower), r.lower_inclusive, _bound(r.upper), r.upper_inclusive) for r in plan.ranges
         ]
         found = v.base.take(lookup.ranges(bounds))
         mask = _both(window.passed(found), predicate_mask(found, plan.residual))
@@ -197,6 +198,11 @@ def select(v: TableView, query: Query, window: Window = Window()) -> pa.Table:
         # can use, whatever the newer rows override, so newer rows after it cannot reach the page.
         delta_hits = delta_hits.slice(0, position(delta_hits, base_hits.column("_vk")[-1].as_py()))
     return v.select(base_hits, lambda _: delta_hits)
+
+
+def _bound(values: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """A range's bound as an IndexLookup compares it (None: unbounded)."""
+    return tuple(map(lookup_value, values)) or None
 
 
 def _first_at_least(positions: pa.Array, start: int) -> int:
