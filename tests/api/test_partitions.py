@@ -563,6 +563,31 @@ def test_index_limits_and_life_cycle_errors(glue: Catalog) -> None:
     assert [d["IndexName"] for d in indexes_of(glue, "t")] == ["i1", "i2"]
 
 
+def test_a_table_keeps_its_last_ten_failed_indexes(glue: Catalog) -> None:
+    # 004: "每个表存储最后 10 个失败的索引" (each table stores its last 10 failed indexes). An index that
+    # succeeds takes none of them away; the eleventh failure drops the oldest.
+    make_table(glue, "t", [("year", "int"), ("s", "string")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part("foo", "a"), part("2024", "b")]
+    )
+
+    def create(name: str, key: str) -> None:
+        index = {"IndexName": name, "Keys": [key]}
+        glue.create_partition_index(DatabaseName="db", TableName="t", PartitionIndex=index)
+
+    def failed() -> list[str]:
+        return sorted(d["IndexName"] for d in indexes_of(glue, "t") if d["IndexStatus"] == "FAILED")
+
+    for i in range(10):
+        create(f"f{i}", "year")  # "foo" is no int
+    assert failed() == sorted(f"f{i}" for i in range(10))
+    create("fine", "s")
+    assert failed() == sorted(f"f{i}" for i in range(10))
+    create("f10", "year")
+    assert failed() == sorted(f"f{i}" for i in range(1, 11))
+    assert [d["IndexName"] for d in indexes_of(glue, "t") if d["IndexStatus"] == "ACTIVE"] == ["fine"]
+
+
 @pytest.mark.in_process
 def test_a_creating_index_cannot_be_deleted(glue: Catalog) -> None:
     from gluecat.catalog.context import PARTITION_INDEX

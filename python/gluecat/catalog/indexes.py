@@ -251,12 +251,6 @@ def create_partition_index(ctx: Context, database: str, table_name: str, index: 
         desc["_touched"] = time.time()
         changes = Changes()
         changes.put(PARTITION_INDEX, (database, table_name, name), desc)
-        failed = sorted(
-            (d for d in existing.values() if d["IndexStatus"] == "FAILED" and d["IndexName"] != name),
-            key=lambda d: d.get("_touched", 0),
-        )
-        for old in failed[: max(0, len(failed) - (FAILED_KEPT - 1))]:
-            changes.delete(PARTITION_INDEX, (database, table_name, old["IndexName"]))
         return changes, None
 
     ctx.store.commit("CreatePartitionIndex", build)
@@ -301,6 +295,18 @@ def backfill(ctx: Context, database: str, table_name: str, name: str) -> None:
             done["BackfillErrors"] = [
                 {"Code": code, "Partitions": parts} for code, parts in sorted(samples.items())
             ]
+            # The table keeps its last FAILED_KEPT failed indexes, this one among them: the oldest
+            # others go now, when one more has failed (not when an index that may succeed is made).
+            others = sorted(
+                (
+                    d
+                    for d in table_indexes(latest, table)
+                    if d["IndexStatus"] == "FAILED" and d["IndexName"] != name
+                ),
+                key=lambda d: d.get("_touched", 0),
+            )
+            for old in others[: max(0, len(others) - (FAILED_KEPT - 1))]:
+                changes.delete(PARTITION_INDEX, (database, table_name, old["IndexName"]))
         else:
             done["IndexStatus"] = "ACTIVE"
         changes.put(PARTITION_INDEX, (database, table_name, name), done)
