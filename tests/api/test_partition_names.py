@@ -18,11 +18,14 @@ def test_hive_escapes_path_characters_and_names_empty_values() -> None:
     assert partition_name(["k"], ["a/b:c=d%"]) == "k=a%2Fb%3Ac%3Dd%25"
     assert partition_name(["k"], [""]) == f"k={DEFAULT_PARTITION_NAME}"
     assert escape_path_name("tab\there é") == "tab%09here é"  # non-ASCII stays as it is
+    # Hive's FileUtils escapes every character below U+0020, U+0000 included ("for (char c = 0; ...").
+    assert escape_path_name("a\x00b") == "a%00b"
+    assert partition_names(["k"], [["a\x00b"], ["c"]]) == ["k=a%00b", "k=c"]
 
 
 @given(st.text())
 def test_escaping_is_hives_rule_for_any_text(value: str) -> None:
-    hive_escapes = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
+    hive_escapes = {chr(c) for c in range(0x00, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
     expected = "".join(f"%{ord(c):02X}" if c in hive_escapes else c for c in value)
     assert escape_path_name(value) == (expected or DEFAULT_PARTITION_NAME)
 

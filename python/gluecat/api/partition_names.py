@@ -12,8 +12,10 @@ from collections.abc import Callable, Sequence
 
 DEFAULT_PARTITION_NAME = "__HIVE_DEFAULT_PARTITION__"
 
-# Hive's FileUtils.charToEscape (on a POSIX server): control characters and "#%'*/:=?\{[]^ and DEL.
-_ESCAPED = {chr(c) for c in range(0x01, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
+# Hive's FileUtils.charToEscape (on a POSIX server): every control character from U+0000 on (its static
+# block sets 0..0x1F, then lists 0x01..0x1F again), "#%'*/:=?\{[]^ and DEL. A raw NUL in a name would
+# also be a path no file system takes.
+_ESCAPED = {chr(c) for c in range(0x00, 0x20)} | set("\"#%'*/:=?\\\x7f{[]^")
 _NEEDS_ESCAPE = re.compile("[" + re.escape("".join(sorted(_ESCAPED))) + "]")
 
 
