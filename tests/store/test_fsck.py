@@ -6,13 +6,16 @@ import json
 import os
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from gluecat import Catalog
+from gluecat.catalog.rows import merging
 from gluecat.cli import main as cli
 from gluecat.store import layout
 from gluecat.store.fsck import check
-from tests.int_partitions import add, make
+from gluecat.store.snapshot import Changes
+from tests.int_partitions import KEY, add, make, segments
 
 
 @pytest.fixture
@@ -84,3 +87,49 @@ def test_many_notes_of_one_kind_are_counted_not_listed_unless_verbose(filled: st
     assert cli(["fsck", "-w", filled, "--verbose"]) == 1
     out = capsys.readouterr().out
     assert all(f"stray{i}" in out for i in range(5))
+
+
+def test_merges_that_kept_or_dropped_deletions_are_sound(warehouse: str) -> None:
+    glue = make(Catalog(warehouse, background_merges=False))
+    for k in range(0, 400, 40):
+        add(glue, *range(k, k + 40))  # runs of segments are merged as they fill (deletions kept)
+    glue.batch_delete_partition(DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": ["3"]}])
+    add(glue, 3)  # deleted, then made again: the newest row of its identity is live
+    glue.batch_delete_partition(DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": ["104"]}])
+    for k in range(400, 720, 40):
+        add(glue, *range(k, k + 40))  # the deletions merged into a run, and kept there
+    assert merging.merge(glue.store, KEY, whole=True)  # everything merged, deletions dropped
+    merges = [
+        e for e in glue.store.log_entries(0, glue.store.latest().version) if e.operation == merging.OPERATION
+    ]
+    assert len(merges) >= 2
+    report = check(warehouse)
+    assert not report.damaged and report.findings == []
+
+
+def test_a_merge_that_does_not_hold_its_runs_rows_is_damage(warehouse: str) -> None:
+    """What gluecat before 2026-11-27 could write when another process's commit took a version this one
+    tried for: the merge held the loser's rows under the winner's segment, and lost the winner's."""
+    glue = make(Catalog(warehouse, background_merges=False))
+    for k in range(8):
+        add(glue, k)
+    run = segments(glue)
+    rows = [glue.store.read_segment(p) for p in run]
+    other = make(Catalog(warehouse + "-other", background_merges=False))
+    add(other, 70)  # a row of another writer
+    (theirs,) = segments(other)
+    wrong = pa.concat_tables([*rows[:-1], other.store.read_segment(theirs).cast(rows[0].schema)])
+    into = glue.store.write_segment(wrong)
+
+    def build(snap):
+        changes = Changes()
+        changes.segment_merges.append((KEY, run, into))
+        return changes, None
+
+    glue.store.commit(merging.OPERATION, build)
+    report = check(warehouse)
+    (finding,) = [f for f in report.findings if f.damage]
+    assert finding.path.endswith(into)
+    assert f"the merge of version {report.version} (8 segments of db.t)" in finding.problem
+    assert '1 rows lost or changed (first ["7"])' in finding.problem
+    assert '1 rows it did not hold (first ["70"])' in finding.problem

@@ -3,8 +3,9 @@
 Everything a reader would verify is checked here at once, not only what the latest state needs: every
 log entry (its checksum, its version, its link to the entry before, which finds replaced entries and
 gaps), every checkpoint (the checksum its name carries, its version, its place in the log), and every
-data file that a retained version names (its checksum, and that it decodes). Files no version names
-are reported too, as notes: a writer killed before its commit leaves them, and compaction removes them.
+data file that a retained version names (its checksum, and that it decodes), and every merge whose run
+can still be read (its segment holds what the run held). Files no version names are reported too, as
+notes: a writer killed before its commit leaves them, and compaction removes them.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass, field
 from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from gluecat.errors import StorageError
 from gluecat.store import files, layout, log
@@ -73,6 +77,8 @@ def check(warehouse: str) -> FsckReport:
     _check_data(fs, report, entries, checkpoint_segments)
     if report.version is not None:
         _check_opens(warehouse, report)
+    if not report.damaged:
+        _check_merges(warehouse, report, entries)
     return report
 
 
@@ -239,6 +245,80 @@ def _check_opens(warehouse: str, report: FsckReport) -> None:
     except StorageError as e:
         if not report.damaged:
             report.damage(report.warehouse, f"does not open: {_why(e)}")
+
+
+IDENTITY, DELETED, DOC = "_vk", "_tomb", "doc"
+"""The columns of a partition or object segment that a merge keeps (catalog/rows/segments.py): each
+identity's newest row, deleted or not, and its document."""
+
+
+def _check_merges(warehouse: str, report: FsckReport, entries: dict[int, log.Entry]) -> None:
+    """Each merge's segment holds the newest row of each identity of its run: deletions kept, or (a merge
+    of all of a table's segments) dropped. Runs an expiry has removed are not checked. gluecat before
+    the fix of 2026-11-27 could merge another process's rows in place of a segment whose version that
+    process had lost to the segment's writer, losing the writer's partitions: this finds such a merge."""
+    from gluecat.store.store import Store
+
+    merges = [
+        (version, action)
+        for version, entry in sorted(entries.items())
+        for action in entry.actions
+        if isinstance(action, log.MergeSegments)
+    ]
+    if not merges:
+        return
+    store = Store(warehouse)
+    for version, merge in merges:
+        try:
+            run = [store.read_segment(p, cache=False) for p in merge.run]
+            into = store.read_segment(merge.into, cache=False)
+        except StorageError:
+            continue  # expired history (a damaged file is reported by the checks above)
+        columns = [IDENTITY, DELETED, DOC]
+        if not all(set(columns) <= set(t.column_names) for t in [*run, into]):
+            continue
+        problem = _merge_difference([t.select(columns) for t in run], into.select(columns))
+        if problem:
+            report.damage(
+                f"{report.warehouse.rstrip('/')}/{merge.into}",
+                f"the merge of version {version} ({len(merge.run)} segments of {'.'.join(merge.table)}) "
+                f"does not hold what they held: {problem}",
+            )
+
+
+def _merge_difference(run: list[pa.Table], into: pa.Table) -> str | None:
+    """What a merged segment lacks or has too many of, against the newest rows of its run; None if
+    nothing."""
+    rows = pa.concat_tables([t.cast(into.schema) for t in run])
+    ordinal = pa.array(range(rows.num_rows), pa.int64())
+    newest = (
+        pa.table([rows.column(IDENTITY), ordinal], names=[IDENTITY, "_ord"])
+        .group_by(IDENTITY, use_threads=False)
+        .aggregate([("_ord", "max")])
+        .column("_ord_max")
+    )
+    want = rows.take(newest)
+    live_want = want.filter(pc.invert(want.column(DELETED)))
+    live_got = into.filter(pc.invert(into.column(DELETED)))
+
+    lost: list[Any] = []
+    extra: list[Any] = []
+    if not live_want.sort_by(IDENTITY).equals(live_got.sort_by(IDENTITY)):
+        w = dict(zip(live_want.column(IDENTITY).to_pylist(), live_want.column(DOC).to_pylist(), strict=True))
+        g = dict(zip(live_got.column(IDENTITY).to_pylist(), live_got.column(DOC).to_pylist(), strict=True))
+        lost = sorted(k for k, doc in w.items() if k not in g or g[k] != doc)
+        extra = sorted(k for k in g if k not in w)
+    deleted_got = into.filter(into.column(DELETED)).column(IDENTITY)
+    deleted_want = want.filter(want.column(DELETED)).column(IDENTITY)
+    stray_deletions = deleted_got.filter(pc.invert(pc.is_in(deleted_got, value_set=deleted_want)))
+    parts = []
+    if lost:
+        parts.append(f"{len(lost)} rows lost or changed (first {lost[0]})")
+    if extra:
+        parts.append(f"{len(extra)} rows it did not hold (first {extra[0]})")
+    if len(stray_deletions):
+        parts.append(f"{len(stray_deletions)} deletions it did not hold (first {stray_deletions[0]})")
+    return "; ".join(parts) or None
 
 
 def _why(e: Exception) -> str:
