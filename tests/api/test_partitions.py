@@ -543,6 +543,37 @@ def test_indexed_keys_cannot_be_renamed_retyped_or_reordered(glue: Catalog) -> N
     update(keys)  # an update that leaves the keys alone is fine
 
 
+def test_an_update_that_leaves_an_indexed_untyped_key_alone_is_not_a_type_change(glue: Catalog) -> None:
+    """A partition key without a Type is a string key, which is how its index records it; sending the
+    table back unchanged (or the same type spelled in capitals) changes no type."""
+    table = {"Name": "t", "PartitionKeys": [{"Name": "category"}, {"Name": "year", "Type": "int"}]}
+    glue.create_table(
+        DatabaseName="db",
+        TableInput=table,
+        PartitionIndexes=[{"IndexName": "i", "Keys": ["category", "year"]}],
+    )
+    (index,) = indexes_of(glue, "t")
+    assert index["Keys"] == [{"Name": "category", "Type": "string"}, {"Name": "year", "Type": "int"}]
+    glue.update_table(DatabaseName="db", TableInput={**table, "Description": "unchanged keys"})
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "PartitionKeys": [{"Name": "category", "Type": "STRING"}, table["PartitionKeys"][1]],
+        },
+    )
+    assert glue.get_table(DatabaseName="db", Name="t")["Table"]["VersionId"] == "3"
+    with pytest.raises(glue.exceptions.InvalidInputException, match="category"):
+        glue.update_table(
+            DatabaseName="db",
+            TableInput={
+                "Name": "t",
+                "PartitionKeys": [{"Name": "category", "Type": "int"}, table["PartitionKeys"][1]],
+            },
+        )
+    assert glue.get_table(DatabaseName="db", Name="t")["Table"]["VersionId"] == "3"
+
+
 def test_index_limits_and_life_cycle_errors(glue: Catalog) -> None:
     make_table(glue, "t", [("a", "string"), ("b", "string")])
     for i in range(3):

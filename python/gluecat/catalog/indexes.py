@@ -198,7 +198,7 @@ def check_table_update(ctx: Context, snap: Snapshot, old: dict[str, Any], new: d
         types = dict(new_keys)
         for d in indexed:
             for key in d["Keys"]:
-                if types.get(key["Name"]) != key["Type"]:
+                if _type_spelling(types.get(key["Name"])) != _type_spelling(key["Type"]):
                     raise InvalidInputException(
                         f"TableInput.PartitionKeys: key {key['Name']} is indexed by {d['IndexName']} as "
                         f"{key['Type']} and cannot change type to {types.get(key['Name'])}"
@@ -212,6 +212,12 @@ def check_table_update(ctx: Context, snap: Snapshot, old: dict[str, Any], new: d
             f"TableInput.PartitionKeys: the table has partitions with {len(old_keys)} values each; "
             f"the number of partition keys cannot change to {len(new_keys)}"
         )
+
+
+def _type_spelling(glue_type: str | None) -> str:
+    """A key's type as compared for a change: a key without a Type is a string key (as its index
+    records it), and Hive type names ignore case and spaces (``INT`` is ``int``)."""
+    return "".join((glue_type or "string").lower().split())
 
 
 def public(desc: dict[str, Any]) -> dict[str, Any]:
