@@ -574,6 +574,38 @@ def test_an_update_that_leaves_an_indexed_untyped_key_alone_is_not_a_type_change
     assert glue.get_table(DatabaseName="db", Name="t")["Table"]["VersionId"] == "3"
 
 
+@pytest.mark.parametrize(
+    ("key_type", "indexable"),
+    [
+        ("char(1)", True),
+        ("char(255)", True),
+        ("varchar(65535)", True),
+        ("char(0)", False),
+        ("char(256)", False),
+        ("varchar(0)", False),
+        ("varchar(65536)", False),
+    ],
+)
+def test_char_and_varchar_keys_are_indexed_within_their_lengths(
+    glue: Catalog, key_type: str, indexable: bool
+) -> None:
+    """The partition index document's string types: char of length 1 to 255, varchar of 1 to 65535."""
+    make_table(glue, "t", [("k", key_type)])
+    index = {"IndexName": "i", "Keys": ["k"]}
+    if indexable:
+        glue.create_partition_index(DatabaseName="db", TableName="t", PartitionIndex=index)
+        make_table(glue, "made_with_it", [("k", key_type)], PartitionIndexes=[index])
+        assert [i["IndexStatus"] for i in indexes_of(glue, "made_with_it")] == ["ACTIVE"]
+    else:
+        with pytest.raises(glue.exceptions.InvalidInputException, match=r"PartitionIndex.Keys\[0\].*length"):
+            glue.create_partition_index(DatabaseName="db", TableName="t", PartitionIndex=index)
+        with pytest.raises(glue.exceptions.InvalidInputException, match=r"PartitionIndexes\[0\].Keys\[0\]"):
+            make_table(glue, "made_with_it", [("k", key_type)], PartitionIndexes=[index])
+        with pytest.raises(glue.exceptions.EntityNotFoundException):
+            glue.get_table(DatabaseName="db", Name="made_with_it")
+    assert [i["IndexStatus"] for i in indexes_of(glue, "t")] == (["ACTIVE"] if indexable else [])
+
+
 def test_index_limits_and_life_cycle_errors(glue: Catalog) -> None:
     make_table(glue, "t", [("a", "string"), ("b", "string")])
     for i in range(3):

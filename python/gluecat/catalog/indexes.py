@@ -46,6 +46,11 @@ INDEXABLE_TYPES = {
 }
 
 
+# The lengths the partition index document gives its string types: char(1..255), varchar(1..65535).
+_SIZED_STRING = re.compile(r"(char|varchar)\s*\(\s*([0-9]+)\s*\)")
+_MAX_LENGTH = {"char": 255, "varchar": 65535}
+
+
 def base_type(glue_type: str) -> str:
     """The type's name without parameters: varchar(10) -> varchar, decimal(10,2) -> decimal."""
     return glue_type.split("(", 1)[0].strip().lower()
@@ -69,6 +74,12 @@ def descriptor(table: dict[str, Any], index: dict[str, Any], field: str, *, stat
             raise InvalidInputException(
                 f"{field}.Keys[{i}]: partition key {name!r} has type {glue_type}, which cannot be indexed "
                 f"(indexable: string, char, varchar, int, bigint, long, smallint, tinyint, date)"
+            )
+        sized = _SIZED_STRING.fullmatch(glue_type.strip().lower())
+        if sized is not None and not 1 <= int(sized.group(2)) <= _MAX_LENGTH[sized.group(1)]:
+            raise InvalidInputException(
+                f"{field}.Keys[{i}]: partition key {name!r} has type {glue_type}, which cannot be indexed "
+                f"(a {sized.group(1)} index key has a length of 1 to {_MAX_LENGTH[sized.group(1)]})"
             )
         keys.append({"Name": name, "Type": glue_type})
     return {"IndexName": index["IndexName"], "Keys": keys, "IndexStatus": status}
