@@ -185,7 +185,20 @@ def normalised(obj: Any) -> Any:
 def test_database_listings_agree(both: tuple[Any, Any]) -> None:
     ours, hms = both
     assert ours.get_all_databases() == hms.get_all_databases()
-    for pattern in ("*", "s*", "SALES", "crm|sal*", "nope*"):
+    patterns = (
+        "*",
+        "s*",
+        "SALES",
+        "crm|sal*",
+        "nope*",
+        "",
+        "  ",
+        " crm ",
+        "sales| crm",
+        "sales |crm",
+        "s.les",
+    )
+    for pattern in patterns:
         assert ours.get_databases(pattern) == hms.get_databases(pattern), pattern
 
 
@@ -201,8 +214,20 @@ def test_get_database_agrees_field_by_field(both: tuple[Any, Any]) -> None:
 def test_table_listings_agree(both: tuple[Any, Any]) -> None:
     ours, hms = both
     assert ours.get_all_tables("sales") == hms.get_all_tables("sales")
-    for pattern in ("*", "ord*", "*ERS", "orders|cust*"):
+    for pattern in (
+        "*",
+        "ord*",
+        "*ERS",
+        "orders|cust*",
+        "",
+        " orders ",
+        "orders| customers",
+        "orders |cust*",
+    ):
         assert ours.get_tables("sales", pattern) == hms.get_tables("sales", pattern), pattern
+        assert ours.get_tables_by_type("sales", pattern, "EXTERNAL_TABLE") == hms.get_tables_by_type(
+            "sales", pattern, "EXTERNAL_TABLE"
+        ), pattern
     assert ours.get_tables_by_type("sales", "*", "EXTERNAL_TABLE") == hms.get_tables_by_type(
         "sales", "*", "EXTERNAL_TABLE"
     )

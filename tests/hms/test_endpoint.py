@@ -50,6 +50,15 @@ def test_tables(hms) -> None:
     assert hms.get_all_tables("nope") == []
 
 
+def test_an_empty_pattern_matches_no_name(hms) -> None:
+    # As in Hive: only a missing pattern means all names; "" is not "*".
+    assert hms.get_databases("") == []
+    assert hms.get_tables("sales", "") == []
+    assert hms.get_tables_by_type("sales", "", "EXTERNAL_TABLE") == []
+    assert hms.get_tables("sales", " orders ") == ["orders"]  # the whole pattern is trimmed
+    assert hms.get_tables("sales", "orders| big_orders") == ["orders"]  # its alternatives are not
+
+
 def test_get_table_maps_the_glue_table(hms) -> None:
     t = hms.get_table("sales", "orders")
     assert (t.tableName, t.dbName, t.owner, t.tableType) == ("orders", "sales", "etl", "EXTERNAL_TABLE")

@@ -17,7 +17,17 @@ from gluecat.hms.patterns import MAX_PATTERN_CHARS, PatternError, hive_pattern
         ("*ers", "orders", True),
         ("o*s", "orders", True),
         ("orders|cust*", "customers", True),
-        (" orders | crm ", "crm", True),  # alternatives are trimmed, as Hive trims them
+        # Hive 2.3 trims the whole pattern (Java's String.trim), not each alternative
+        # (checked against the real metastore in test_differential_real_hms.py).
+        (" orders|crm ", "crm", True),
+        ("\torders\n", "orders", True),
+        (" orders | crm ", "crm", False),
+        ("orders| crm", "crm", False),
+        ("orders |crm", "orders", False),
+        ("orders| crm", " crm", True),
+        ("", "orders", False),  # an empty pattern matches no name (it is not "*")
+        ("   ", "orders", False),
+        ("orders|", "orders", True),
         ("ord", "orders", False),  # the whole name must match
         (".*", "test_table", True),  # the regular-expression idiom clients send
         ("test.table", "test_table", True),  # '.' is any one character, as in Hive

@@ -13,7 +13,11 @@ from gluecat.hms.gen.hive_metastore import ttypes
 
 
 def hive_pattern(pattern: str) -> Callable[[str], bool]:
-    """Hive's name patterns (hms/patterns.py); one too long is the MetaException the IDL declares."""
+    """Hive's name patterns (hms/patterns.py); one too long is the MetaException the IDL declares.
+
+    A missing pattern (None) is Hive's "all names"; an empty one is a pattern like any other, which
+    matches no name, as in Hive (it must not be taken for "*").
+    """
     try:
         return patterns.hive_pattern(pattern)
     except patterns.PatternError as e:
@@ -45,7 +49,7 @@ class Handler:
         return self._database_names()
 
     def get_databases(self, pattern: str) -> list[str]:
-        matches = hive_pattern(pattern or "*")
+        matches = hive_pattern("*" if pattern is None else pattern)
         return [n for n in self._database_names() if matches(n)]
 
     def get_database(self, name: str) -> Any:
@@ -60,11 +64,11 @@ class Handler:
         return [t["Name"] for t in self._tables(db_name)]
 
     def get_tables(self, db_name: str, pattern: str) -> list[str]:
-        matches = hive_pattern(pattern or "*")
+        matches = hive_pattern("*" if pattern is None else pattern)
         return [t["Name"] for t in self._tables(db_name) if matches(t["Name"])]
 
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:
-        matches = hive_pattern(pattern or "*")
+        matches = hive_pattern("*" if pattern is None else pattern)
         return [
             t.tableName
             for t in (mapping.table(doc) for doc in self._tables(db_name))
