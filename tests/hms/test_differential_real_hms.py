@@ -236,6 +236,10 @@ def test_table_listings_agree(both: tuple[Any, Any]) -> None:
         == hms.get_tables_by_type("sales", "*", "MANAGED_TABLE")
         == []
     )
+    for bad in ("BOGUS", "external_table", "", None):
+        for side in (ours, hms):
+            with pytest.raises(ttypes.MetaException):
+                side.get_tables_by_type("sales", "*", bad)
 
 
 def test_get_table_agrees_field_by_field(both: tuple[Any, Any]) -> None:

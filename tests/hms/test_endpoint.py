@@ -50,6 +50,15 @@ def test_tables(hms) -> None:
     assert hms.get_all_tables("nope") == []
 
 
+@pytest.mark.parametrize("table_type", ["BOGUS", "external_table", "", None])
+def test_get_tables_by_type_refuses_a_type_hive_does_not_have(hms, table_type: str | None) -> None:
+    # Hive answers MetaException (TableType.valueOf fails), never an empty or a full list.
+    for db in ("sales", "nope"):
+        with pytest.raises(ttypes.MetaException, match="not one of Hive's table types"):
+            hms.get_tables_by_type(db, "*", table_type)
+    assert hms.get_tables_by_type("sales", "*", "INDEX_TABLE") == []  # a type Hive has
+
+
 def test_an_empty_pattern_matches_no_name(hms) -> None:
     # As in Hive: only a missing pattern means all names; "" is not "*".
     assert hms.get_databases("") == []

@@ -11,6 +11,11 @@ from gluecat.errors import EntityNotFoundException, GlueError
 from gluecat.hms import mapping, patterns
 from gluecat.hms.gen.hive_metastore import ttypes
 
+# Hive 2.3's org.apache.hadoop.hive.metastore.TableType, the types get_tables_by_type takes (case counts).
+HIVE_TABLE_TYPES = frozenset(
+    {"MANAGED_TABLE", "EXTERNAL_TABLE", "VIRTUAL_VIEW", "INDEX_TABLE", "MATERIALIZED_VIEW"}
+)
+
 
 def hive_pattern(pattern: str) -> Callable[[str], bool]:
     """Hive's name patterns (hms/patterns.py); one too long is the MetaException the IDL declares.
@@ -68,11 +73,18 @@ class Handler:
         return [t["Name"] for t in self._tables(db_name) if matches(t["Name"])]
 
     def get_tables_by_type(self, db_name: str, pattern: str, tableType: str) -> list[str]:
+        if tableType not in HIVE_TABLE_TYPES:
+            # Hive 2.3 answers TableType.valueOf's failure as a MetaException, whatever the database;
+            # an unknown, empty or missing type must not read as "no such tables" or "all tables".
+            raise ttypes.MetaException(
+                message=f"tableType: {tableType!r} is not one of Hive's table types "
+                f"({', '.join(sorted(HIVE_TABLE_TYPES))})"
+            )
         matches = hive_pattern("*" if pattern is None else pattern)
         return [
             t.tableName
             for t in (mapping.table(doc) for doc in self._tables(db_name))
-            if matches(t.tableName) and (not tableType or t.tableType == tableType)
+            if matches(t.tableName) and t.tableType == tableType
         ]
 
     def _table(self, db_name: str, tbl_name: str) -> dict[str, Any]:
