@@ -172,8 +172,6 @@ def normalised(obj: Any) -> Any:
             "privileges",
             "ownerName",
             "ownerType",
-            "rewriteEnabled",
-            "temporary",
         }
         out = {k: normalised(v) for k, v in vars(obj).items() if k not in skip}
         if "location" in out and isinstance(out["location"], str):

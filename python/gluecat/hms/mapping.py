@@ -88,7 +88,11 @@ def table(t: dict[str, Any]) -> Any:
         viewOriginalText=t.get("ViewOriginalText"),
         viewExpandedText=t.get("ViewExpandedText"),
         tableType=table_type,
-        temporary=False,
+        # As Hive 2.3 writes a stored table (and the document's get_table example shows it): field 15,
+        # rewriteEnabled, set to false; field 14, temporary, left unset (Hive keeps no temporary
+        # tables in the metastore; a reader sees its default, false).
+        temporary=None,
+        rewriteEnabled=False,
     )
 
 
