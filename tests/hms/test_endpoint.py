@@ -116,3 +116,37 @@ def test_an_unknown_method_is_a_thrift_application_exception(hms) -> None:
     with pytest.raises(TApplicationException) as err:
         hms.get_all_functions()
     assert err.value.type == TApplicationException.UNKNOWN_METHOD
+
+
+def test_partitions_come_in_hive_name_order_and_max_parts_keeps_the_first(
+    users_file: Path, tmp_path: Path
+) -> None:
+    # Hive lists partition names and partitions ORDER BY PART_NAME, the escaped name: '$' (kept as
+    # is, 0x24) sorts before '#' (escaped %23), 'Z' before 'a/b' (a%2Fb) and 'a/b' before 'a0'.
+    from gluecat import Catalog
+    from gluecat.hms.server import HiveMetastoreServer
+
+    glue = Catalog(str(tmp_path / "warehouse"))
+    glue.create_database(DatabaseInput={"Name": "db"})
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={"Name": "t", "PartitionKeys": [{"Name": "K", "Type": "string"}], "StorageDescriptor": {}},
+    )
+    values = ["a0", "#", "a/b", "Z", "$", "!x", "~"]
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[{"Values": [v]} for v in values]
+    )
+    in_hive_order = ["k=!x", "k=$", "k=%23", "k=Z", "k=a%2Fb", "k=a0", "k=~"]
+    by_name = dict(zip(["!x", "$", "#", "Z", "a/b", "a0", "~"], in_hive_order, strict=True))
+    server = HiveMetastoreServer(glue, users_file).start()
+    try:
+        for protocol in PROTOCOLS:
+            c = client(server, protocol)
+            assert c.get_partition_names("db", "t", -1) == in_hive_order
+            assert [by_name[p.values[0]] for p in c.get_partitions("db", "t", -1)] == in_hive_order
+            for n in (1, 3, 7, 8):
+                assert c.get_partition_names("db", "t", n) == in_hive_order[:n]
+                assert [by_name[p.values[0]] for p in c.get_partitions("db", "t", n)] == in_hive_order[:n]
+            c._iprot.trans.close()
+    finally:
+        server.stop()

@@ -107,22 +107,26 @@ class Handler:
         rows = self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name)
         columns = [rows.column(k).to_pylist() for k in keys]
         name = partition_namer(keys)
-        names = [name([str(c[i]) for c in columns]) for i in range(rows.num_rows)]
+        # In Hive's order (ORDER BY PART_NAME), so that max_parts keeps the partitions Hive keeps.
+        names = sorted(name([str(c[i]) for c in columns]) for i in range(rows.num_rows))
         return names if max_parts is None or max_parts < 0 else names[:max_parts]
 
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
         table = self._table(db_name, tbl_name)
-        out: list[Any] = []
         limit = None if max_parts is None or max_parts < 0 else max_parts
         if limit == 0:
-            return out
+            return []
+        name = partition_namer([k["Name"] for k in table.get("PartitionKeys") or []])
         try:
-            for p in every(
-                self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name
-            ):
-                out.append(mapping.partition(p, table))
-                if limit is not None and len(out) >= limit:
-                    break
+            named = [
+                (name(p["Values"]), p)
+                for p in every(
+                    self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name
+                )
+            ]
         except GlueError as e:
             raise ttypes.MetaException(message=e.message) from e
-        return out
+        # Hive lists partitions by name too (ORDER BY PART_NAME) and max_parts keeps the first ones:
+        # the store's order (by values) differs once a value has a character Hive escapes.
+        named.sort(key=lambda pair: pair[0])
+        return [mapping.partition(p, table) for _, p in named[:limit]]
