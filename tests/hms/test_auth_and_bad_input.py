@@ -158,3 +158,41 @@ def test_a_slow_client_does_not_stall_the_others(http_server: HiveMetastoreServe
         assert databases(http_server, "binary") == ["crm", "sales"]
     finally:
         slow.close()
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'[1,"get_partition_names",1,0,{"1":{"str":"sales"},"2":{"str":"orders"},"3":{"i16":100000}}]',
+        b'[1,"get_partitions",1,0,{"1":{"str":"sales"},"2":{"str":"orders"},"3":{"i16":-32769}}]',
+        b'[1,"get_all_databases",1,2147483648,{}]',
+        b'[1,"get_all_databases",1,-2147483649,{}]',
+        b'[1,"get_all_databases",300,0,{}]',
+        b'[1,"get_database",1,0,{"1":{"str":"sales\\ud800"}}]',  # read as "sales" before
+    ],
+    ids=["i16 too big", "i16 too small", "seqid too big", "seqid too small", "type too big", "half a pair"],
+)
+def test_json_values_their_thrift_type_cannot_hold_are_refused(
+    http_server: HiveMetastoreServer, body: bytes
+) -> None:
+    status, _, reply = post(
+        http_server, body, {"Content-Type": JSON, "Authorization": basic("alice", PASSWORD)}
+    )
+    assert status == 400, reply
+    assert reply.startswith(b"malformed Thrift message: TProtocolException")
+
+
+def test_json_values_at_the_ends_of_their_range_are_taken(http_server: HiveMetastoreServer) -> None:
+    auth = {"Content-Type": JSON, "Authorization": basic("alice", PASSWORD)}
+    for seqid in (2147483647, -2147483648):
+        status, _, reply = post(http_server, b'[1,"get_all_databases",1,%d,{}]' % seqid, auth)
+        assert status == 200 and json.loads(reply)[3] == seqid
+    for max_parts, count in ((32767, 6), (-32768, 6)):
+        body = (
+            b'[1,"get_partition_names",1,0,{"1":{"str":"sales"},"2":{"str":"orders"},"3":{"i16":%d}}]'
+            % max_parts
+        )
+        status, _, reply = post(http_server, body, auth)
+        assert status == 200 and json.loads(reply)[4]["0"]["lst"][1] == count
+    status, _, reply = post(http_server, b'[1,"get_database",1,0,{"1":{"str":"s\\ud83d\\ude00"}}]', auth)
+    assert status == 200 and json.loads(reply)[4]["1"]["rec"]["1"]["str"] == "Database s\U0001f600 not found."

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import logging
-from typing import Any
+from typing import Any, ClassVar
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
+from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TMessageType
 from thrift.transport import TTransport
 
@@ -108,9 +109,71 @@ class Processor(ThriftHiveMetastore.Processor):
             oprot.trans.flush()
 
 
+def _invalid(what: str) -> TProtocolException:
+    return TProtocolException(TProtocolException.INVALID_DATA, what)
+
+
+class StrictJSONProtocol(TJSONProtocol.TJSONProtocol):
+    """TJSONProtocol that refuses what its JSON can say but its Thrift types cannot hold.
+
+    JSON numbers have no width: the stock reader takes {"i16":100000} as max_parts 100000 and echoes a
+    seqid of 2^40 that no client can read back (Java's reader would wrap both silently). A string
+    that ends inside a surrogate pair ("sales\\ud800") lost the half pair and read as "sales". Each is
+    a protocol error here, so the request is refused rather than answered for other arguments.
+    """
+
+    _BITS: ClassVar[dict[str, int]] = {"byte": 8, "i16": 16, "i32": 32, "i64": 64}
+    _dangling_surrogate = False
+
+    def _ranged(self, kind: str, value: int) -> int:
+        bits = self._BITS[kind]
+        if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+            raise _invalid(f"{value} is out of range for an {kind}")
+        return value
+
+    def readMessageBegin(self) -> tuple[str, int, int]:
+        name, kind, seqid = super().readMessageBegin()
+        return name, self._ranged("byte", kind), self._ranged("i32", seqid)
+
+    def readByte(self) -> int:
+        return self._ranged("byte", super().readByte())
+
+    def readI16(self) -> int:
+        return self._ranged("i16", super().readI16())
+
+    def readI32(self) -> int:
+        return self._ranged("i32", super().readI32())
+
+    def readI64(self) -> int:
+        return self._ranged("i64", super().readI64())
+
+    def _isHighSurrogate(self, codeunit: int) -> bool:
+        high: bool = super()._isHighSurrogate(codeunit)
+        if high:
+            self._dangling_surrogate = True
+        return high
+
+    def _toChar(self, high: int, low: int | None = None) -> str:
+        if low:
+            self._dangling_surrogate = False
+        return str(super()._toChar(high, low))
+
+    def readJSONString(self, skipContext: bool) -> str:
+        self._dangling_surrogate = False
+        text: str = super().readJSONString(skipContext)
+        if self._dangling_surrogate:
+            raise _invalid("a string ends inside a surrogate pair")
+        return text
+
+
+class StrictJSONProtocolFactory(TJSONProtocol.TJSONProtocolFactory):
+    def getProtocol(self, trans: Any) -> StrictJSONProtocol:
+        return StrictJSONProtocol(trans, string_length_limit=self.string_length_limit)
+
+
 def _protocol_factory(content_type: str, body: bytes) -> Any:
     if content_type == JSON_TYPE:
-        return TJSONProtocol.TJSONProtocolFactory()
+        return StrictJSONProtocolFactory()
     # The C-accelerated codec (3x faster on partition lists). No string or container can be longer
     # than the body (an element takes at least a byte), so a forged length allocates nothing.
     return TBinaryProtocol.TBinaryProtocolAcceleratedFactory(
