@@ -206,8 +206,12 @@ def test_get_database_agrees_field_by_field(both: tuple[Any, Any]) -> None:
     for name in ("sales", "crm"):
         assert normalised(ours.get_database(name)) == normalised(hms.get_database(name))
     for side in (ours, hms):
-        with pytest.raises(ttypes.NoSuchObjectException):
-            side.get_database("nope")
+        for name in ("nope", "", "x" * 300):
+            with pytest.raises(ttypes.NoSuchObjectException):
+                side.get_database(name)
+            with pytest.raises(ttypes.NoSuchObjectException):
+                side.get_table("sales", name)
+            assert side.get_all_tables(name) == []
 
 
 def test_table_listings_agree(both: tuple[Any, Any]) -> None:

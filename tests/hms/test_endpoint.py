@@ -59,6 +59,31 @@ def test_get_tables_by_type_refuses_a_type_hive_does_not_have(hms, table_type: s
     assert hms.get_tables_by_type("sales", "*", "INDEX_TABLE") == []  # a type Hive has
 
 
+@pytest.mark.parametrize("name", ["", "x" * 256, "a\x01b"], ids=["empty", "too long", "control character"])
+def test_a_name_nothing_can_have_is_not_found(hms, name: str) -> None:
+    # As in Hive: NoSuchObjectException (or no tables), which existence checks catch, not MetaException.
+    with pytest.raises(ttypes.NoSuchObjectException):
+        hms.get_database(name)
+    for db, table in ((name, "orders"), ("sales", name)):
+        with pytest.raises(ttypes.NoSuchObjectException):
+            hms.get_table(db, table)
+        with pytest.raises(ttypes.NoSuchObjectException):
+            hms.get_partitions(db, table, -1)
+        with pytest.raises(ttypes.MetaException):
+            hms.get_partition_names(db, table, -1)  # the IDL declares only MetaException
+    assert hms.get_all_tables(name) == hms.get_tables(name, "*") == []
+    assert hms.get_tables_by_type(name, "*", "EXTERNAL_TABLE") == []
+
+
+def test_a_missing_name_is_a_meta_exception(hms) -> None:
+    with pytest.raises(ttypes.MetaException):
+        hms.get_database(None)
+    with pytest.raises(ttypes.MetaException):
+        hms.get_table("sales", None)
+    with pytest.raises(ttypes.MetaException):
+        hms.get_all_tables(None)
+
+
 def test_an_empty_pattern_matches_no_name(hms) -> None:
     # As in Hive: only a missing pattern means all names; "" is not "*".
     assert hms.get_databases("") == []

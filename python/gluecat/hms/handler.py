@@ -7,7 +7,7 @@ from typing import Any
 
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
-from gluecat.errors import EntityNotFoundException, GlueError
+from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.hms import mapping, patterns
 from gluecat.hms.gen.hive_metastore import ttypes
 
@@ -29,6 +29,17 @@ def hive_pattern(pattern: str) -> Callable[[str], bool]:
         raise ttypes.MetaException(message=str(e)) from e
 
 
+def _unnamable(error: InvalidInputException, kind: str, *names: str | None) -> Exception:
+    """A name no database or table can have (empty, too long, ...) names nothing: Hive answers
+    NoSuchObjectException for it, as for any other name it does not have, and clients that ask
+    "does it exist?" catch exactly that. A missing name (None) stays a MetaException, as in Hive."""
+    if any(n is None for n in names):
+        return ttypes.MetaException(message=error.message)
+    return ttypes.NoSuchObjectException(
+        message=f"{kind} {'.'.join(map(str, names))} not found: {error.message}"
+    )
+
+
 class Handler:
     """Implements ThriftHiveMetastore.Iface for the methods gluecat serves (others: UNKNOWN_METHOD)."""
 
@@ -45,6 +56,10 @@ class Handler:
             return list(every(self.catalog.get_tables, "TableList", DatabaseName=db_name))
         except EntityNotFoundException:
             return []  # Hive lists no tables of a database it does not have
+        except InvalidInputException as e:
+            if db_name is None:
+                raise ttypes.MetaException(message=e.message) from e
+            return []  # nor of one no database can be named (too long, empty, ...)
         except GlueError as e:
             raise ttypes.MetaException(message=e.message) from e
 
@@ -62,6 +77,8 @@ class Handler:
             return mapping.database(self.catalog.get_database(Name=name)["Database"])
         except EntityNotFoundException as e:
             raise ttypes.NoSuchObjectException(message=e.message) from e
+        except InvalidInputException as e:
+            raise _unnamable(e, "Database", name) from e
         except GlueError as e:
             raise ttypes.MetaException(message=e.message) from e
 
@@ -92,6 +109,8 @@ class Handler:
             return dict(self.catalog.get_table(DatabaseName=db_name, Name=tbl_name)["Table"])
         except EntityNotFoundException as e:
             raise ttypes.NoSuchObjectException(message=e.message) from e
+        except InvalidInputException as e:
+            raise _unnamable(e, "Table", db_name, tbl_name) from e
         except GlueError as e:
             raise ttypes.MetaException(message=e.message) from e
 
