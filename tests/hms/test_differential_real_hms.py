@@ -37,8 +37,9 @@ PARQUET = {
     "out": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
     "serde": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe",
 }
-COLUMNS = [("id", "bigint", None), ("amount", "double", "in USD")]
-KEYS = [("country", "string", None), ("dt", "string", None)]
+# Mixed case on purpose: Hive stores column and partition key names lower-cased.
+COLUMNS = [("ID", "bigint", None), ("amount", "double", "in USD")]
+KEYS = [("Country", "string", None), ("dt", "string", None)]
 # '#' is escaped in a partition name (%23) and '$' is not, so name order differs from value order.
 PARTITIONS = [(c, d) for c in ("US", "UK", "a b=c", "#1", "$2") for d in ("2024-01-01", "2024-01-02")]
 

@@ -97,7 +97,9 @@ def test_get_table_maps_the_glue_table(hms) -> None:
     t = hms.get_table("sales", "orders")
     assert (t.tableName, t.dbName, t.owner, t.tableType) == ("orders", "sales", "etl", "EXTERNAL_TABLE")
     assert t.parameters == {"classification": "parquet", "EXTERNAL": "TRUE"}
-    assert [(k.name, k.type) for k in t.partitionKeys] == [("Country", "string"), ("dt", "string")]
+    # Glue's "Country", lower-cased as Hive stores names (and as the partition names spell it).
+    assert [(k.name, k.type) for k in t.partitionKeys] == [("country", "string"), ("dt", "string")]
+    assert all(n.startswith("country=") for n in hms.get_partition_names("sales", "orders", -1))
     assert [(c.name, c.type, c.comment) for c in t.sd.cols] == [
         ("id", "bigint", None),
         ("amount", "double", "USD"),

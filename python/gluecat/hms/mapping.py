@@ -21,8 +21,11 @@ def seconds(ts: datetime | None) -> int:
 
 
 def field_schema(column: dict[str, Any]) -> Any:
+    # Hive stores column and partition key names lower-cased (ObjectStore normalises identifiers), and
+    # its clients rely on it: a partition name (country=US, keys lower-cased) is matched back to the
+    # table's partitionKeys by name.
     return ttypes.FieldSchema(
-        name=column["Name"], type=column.get("Type", "string"), comment=column.get("Comment")
+        name=column["Name"].lower(), type=column.get("Type", "string"), comment=column.get("Comment")
     )
 
 
