@@ -62,6 +62,15 @@ def test_good_credentials_get_the_json_reply(http_server: HiveMetastoreServer) -
     assert json.loads(body) == [1, "get_all_databases", 2, 0, {"0": {"lst": ["str", 2, "crm", "sales"]}}]
 
 
+@pytest.mark.parametrize("scheme", ["basic", "BASIC", "Basic "], ids=["lower", "upper", "two spaces"])
+def test_the_basic_scheme_is_case_insensitive(http_server: HiveMetastoreServer, scheme: str) -> None:
+    # RFC 7235 2.1 (and RFC 2617, which the document cites): the scheme is a case-insensitive token.
+    credentials = basic("alice", PASSWORD).removeprefix("Basic ")
+    headers = {"Content-Type": JSON, "Authorization": f"{scheme} {credentials}"}
+    status, _, body = post(http_server, GET_ALL_DATABASES, headers)
+    assert status == 200, body
+
+
 def test_failed_attempts_are_logged_without_the_password(
     http_server: HiveMetastoreServer, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -41,8 +41,14 @@ class Authenticator:
 
     def check(self, header: str | None, address: str) -> str | None:
         """The authenticated user name, or None."""
-        if not header or not header.startswith("Basic "):
+        # The scheme is a case-insensitive token (RFC 7235, 2.1; RFC 2617 for the document's Basic):
+        # "basic" and "BASIC" are Basic too, followed by one or more spaces and the credentials.
+        if not header:
             return None
+        scheme, _, credentials = header.partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        credentials = credentials.lstrip(" ")
         token = hmac.new(self._key, header.encode(), hashlib.sha256).digest()
         now = time.monotonic()
         with self._lock:
@@ -61,7 +67,7 @@ class Authenticator:
                 log.warning("refused a credential from %s: too many failed attempts", address)
                 return None
         try:
-            user, _, password = base64.b64decode(header[6:], validate=True).decode().partition(":")
+            user, _, password = base64.b64decode(credentials, validate=True).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError, ValueError):
             user, password = "", ""
         entry = self.verifier.entry(user) if user else None
