@@ -84,3 +84,36 @@ def test_errors_are_never_cached(
     for _ in range(2):
         with pytest.raises(ttypes.MetaException):
             hms.get_partition_names("sales", "nope", -1)
+
+
+@pytest.mark.parametrize("protocol", ["json", "binary"])
+def test_a_damaged_warehouse_is_the_servers_error_not_a_malformed_request(
+    tmp_path: Path, users_file: Path, connect: Any, protocol: str
+) -> None:
+    """The cached calls answer a storage failure as the IDL declares (MetaException naming the damaged
+    file), like every other call; it is not the client's malformed message (an HTTP 400)."""
+    from gluecat.catalog.rows import merging
+
+    warehouse = str(tmp_path / "wh")
+    lake = make_lake(warehouse)
+    sd = lake.get_table(DatabaseName="sales", Name="orders")["Table"]["StorageDescriptor"]
+    lake.create_partition(
+        DatabaseName="sales",
+        TableName="orders",
+        PartitionInput={"Values": ["ZZ", "2030-01-01"], "StorageDescriptor": sd},
+    )
+    assert merging.merge(lake.store, ("sales", "orders"), whole=True)  # the partitions in a data file
+    (segment,) = lake.store.latest().table_segments(("sales", "orders"))
+    data = bytearray(Path(warehouse, segment).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    Path(warehouse, segment).write_bytes(data)
+
+    srv = HiveMetastoreServer(Catalog(warehouse), users_file).start()  # a process that never read it
+    try:
+        hms = connect(srv, protocol)
+        assert hms.get_table("sales", "orders").tableName == "orders"
+        for call in (hms.get_partition_names, hms.get_partitions):
+            with pytest.raises(ttypes.MetaException, match=segment.rsplit("/", 1)[-1]):
+                call("sales", "orders", -1)
+    finally:
+        srv.stop()

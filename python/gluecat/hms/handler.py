@@ -123,7 +123,10 @@ class Handler:
         except ttypes.NoSuchObjectException as e:
             raise ttypes.MetaException(message=e.message) from e  # the IDL declares only MetaException
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
-        rows = self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name)
+        try:
+            rows = self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name)
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
         columns = [rows.column(k).to_pylist() for k in keys]
         name = partition_namer(keys)
         # In Hive's order (ORDER BY PART_NAME), so that max_parts keeps the partitions Hive keeps.

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
 from thrift.protocol.TProtocol import TProtocolException
-from thrift.Thrift import TMessageType
+from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 
 from gluecat.hms import replies
@@ -105,6 +105,15 @@ class Processor(ThriftHiveMetastore.Processor):
                 raise
             oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
             result.write(oprot)
+            oprot.writeMessageEnd()
+            oprot.trans.flush()
+        except Exception:
+            # The server's own failure, answered as the generated processor answers it for the other
+            # calls: not to be taken for a malformed request (which is what escapes process()).
+            log.exception("%s failed", name)
+            error = TApplicationException(TApplicationException.INTERNAL_ERROR, "Internal error")
+            oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
+            error.write(oprot)
             oprot.writeMessageEnd()
             oprot.trans.flush()
 
