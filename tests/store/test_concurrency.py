@@ -41,32 +41,29 @@ ALLOWED_REFUSALS = {
 
 
 def run_writers(warehouse: str, seed: int) -> list[dict[str, Any]]:
+    outcomes = run_processes("mixed", warehouse, seed, PROCESSES, str(OPS_PER_PROCESS), str(TABLES))
+    assert len(outcomes) == PROCESSES * OPS_PER_PROCESS
+    return outcomes
+
+
+def run_processes(mode: str, warehouse: str, seed: int, processes: int, *args: str) -> list[dict[str, Any]]:
+    """Start ``processes`` writer_process.py workers of ``mode`` together; the outcomes they printed."""
     env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
     procs = [
         subprocess.Popen(
-            [
-                sys.executable,
-                str(WRITER),
-                "mixed",
-                warehouse,
-                str(w),
-                str(seed),
-                str(OPS_PER_PROCESS),
-                str(TABLES),
-            ],
+            [sys.executable, str(WRITER), mode, warehouse, str(w), str(seed), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
             env=env,
         )
-        for w in range(PROCESSES)
+        for w in range(processes)
     ]
     outcomes: list[dict[str, Any]] = []
     for p in procs:
-        out, err = p.communicate(timeout=120)
+        out, err = p.communicate(timeout=180)
         assert p.returncode == 0, f"writer failed (seed {seed}):\n{err}"
         outcomes.extend(json.loads(line) for line in out.splitlines())
-    assert len(outcomes) == PROCESSES * OPS_PER_PROCESS
     return outcomes
 
 
@@ -217,30 +214,9 @@ def test_racing_partition_writers_lose_no_acknowledged_batch_and_bring_back_no_d
             "PartitionKeys": [{"Name": "dt", "Type": "string"}],
         },
     )
-    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
-    procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                str(WRITER),
-                "partitions",
-                warehouse,
-                str(w),
-                str(seed),
-                str(PARTITION_OPS_PER_PROCESS),
-            ],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for w in range(PARTITION_PROCESSES)
-    ]
-    outcomes = []
-    for p in procs:
-        out, err = p.communicate(timeout=180)
-        assert p.returncode == 0, f"writer failed (seed {seed}):\n{err}"
-        outcomes.extend(json.loads(line) for line in out.splitlines())
+    outcomes = run_processes(
+        "partitions", warehouse, seed, PARTITION_PROCESSES, str(PARTITION_OPS_PER_PROCESS)
+    )
     assert len(outcomes) == PARTITION_PROCESSES * PARTITION_OPS_PER_PROCESS
     assert all(o["errors"] == [] for o in outcomes), f"seed {seed}"
 
