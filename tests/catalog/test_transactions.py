@@ -149,6 +149,32 @@ def test_the_journal_is_rewritten_as_it_grows_and_keeps_every_live_write(
     assert len(uris(fresh)) == 31
 
 
+def test_a_process_that_missed_two_journal_rewrites_stages_its_writes_where_all_read_them(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewrite makes the journal's next generation and deletes the current one. A process that
+    missed two rewrites (busy elsewhere while another process ran many transactions) found the next
+    generation after its own deleted too, took its deleted file for the current one, and appended its
+    staged writes there: acknowledged, and seen by no other process, nor by the commit."""
+    _, lf = setup(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    add(lf, tx, "s3://lake/t/a")
+    monkeypatch.setattr(transactions, "REWRITE_BYTES", 1000)
+    other = LakeFormation(warehouse, fsync=False)  # another process, busy with transactions
+    for i in range(3):
+        t = other.start_transaction()["TransactionId"]
+        add(other, t, f"s3://lake/t/{i}", k="2")
+        other.commit_transaction(TransactionId=t)
+    (current,) = [n for n in os.listdir(f"{warehouse}/{layout.JOURNAL_DIR}") if n.startswith("journal-")]
+    assert (layout.parse_journal_name(current) or 0) >= 2  # rewritten twice at least since lf last looked
+    add(lf, tx, "s3://lake/t/b")
+    assert uris(other, TransactionId=tx) == ["s3://lake/t/a", "s3://lake/t/b"]
+    assert other.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
+    for reader in (lf, LakeFormation(warehouse, fsync=False)):
+        assert {"s3://lake/t/a", "s3://lake/t/b"} <= set(uris(reader))
+        assert status(reader, tx) == "COMMITTED"
+
+
 def test_a_commit_that_cannot_see_the_history_since_its_start_conflicts(warehouse: str) -> None:
     glue, lf = setup(warehouse)
     tx = lf.start_transaction()["TransactionId"]

@@ -98,6 +98,21 @@ def test_a_rewrite_replaces_the_journal_and_readers_start_over(warehouse: str) -
     ]
 
 
+def test_a_reader_that_missed_two_rewrites_follows_them_and_appends_where_all_read(warehouse: str) -> None:
+    """Each rewrite deletes the generation before it, so after two the generation after a slow
+    reader's is gone too: the reader must not take its own deleted file for the current one."""
+    writer, slow = journal(warehouse), journal(warehouse)
+    append(writer, {"op": "a"})
+    assert slow.poll() == (True, [{"op": "a"}])
+    for n in range(2):
+        with writer.locked():
+            writer.poll()
+            writer.rewrite([{"op": f"rewritten {n}"}])
+    assert slow.poll() == (True, [{"op": "rewritten 1"}])
+    append(slow, {"op": "b"})
+    assert journal(warehouse).poll() == (True, [{"op": "rewritten 1"}, {"op": "b"}])
+
+
 def test_appending_without_having_read_everything_is_refused(warehouse: str) -> None:
     first, second = journal(warehouse), journal(warehouse)
     append(first, {"op": "a"})

@@ -73,8 +73,15 @@ class Journal:
             return reset, records
 
     def _newest_generation(self) -> int | None:
-        # A rewrite creates the next generation before it deletes this one: one look tells.
-        if self._generation is not None and not self.fs.exists(layout.journal_path(self._generation + 1)):
+        # A rewrite creates the next generation before it deletes this one: while this one is still
+        # there, one look tells. Once it is gone, later rewrites may have deleted the next one too (a
+        # handle that missed two rewrites would otherwise stay on its deleted file, and append there).
+        if (
+            self._generation is not None
+            and self._fd is not None
+            and not self.fs.exists(layout.journal_path(self._generation + 1))
+            and os.fstat(self._fd).st_nlink > 0
+        ):
             return self._generation
         found = [layout.parse_journal_name(n) for n in self.fs.list_names(layout.JOURNAL_DIR)]
         generations = [g for g in found if g is not None]
