@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import textwrap
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -173,6 +173,83 @@ def test_a_process_that_missed_two_journal_rewrites_stages_its_writes_where_all_
     for reader in (lf, LakeFormation(warehouse, fsync=False)):
         assert {"s3://lake/t/a", "s3://lake/t/b"} <= set(uris(reader))
         assert status(reader, tx) == "COMMITTED"
+
+
+def plain_table(warehouse: str) -> tuple[Catalog, LakeFormation]:
+    glue = Catalog(warehouse)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    glue.create_table(DatabaseName="db", TableInput=plain_input(("c", "bigint"), keys=(("k", "string"),)))
+    return glue, LakeFormation(glue)
+
+
+def plain_input(*columns: tuple[str, str], keys: tuple[tuple[str, str], ...]) -> dict[str, Any]:
+    return {
+        "Name": "p",
+        "StorageDescriptor": {"Columns": [{"Name": n, "Type": t} for n, t in columns]},
+        "PartitionKeys": [{"Name": n, "Type": t} for n, t in keys],
+    }
+
+
+def long_statistics(column: str) -> dict[str, Any]:
+    return {
+        "ColumnName": column,
+        "ColumnType": "bigint",
+        "AnalyzedTime": datetime(2024, 1, 1, tzinfo=UTC),
+        "StatisticsData": {
+            "Type": "LONG",
+            "LongColumnStatisticsData": {"NumberOfNulls": 0, "NumberOfDistinctValues": 3},
+        },
+    }
+
+
+def test_an_update_staged_in_a_transaction_drops_the_statistics_analyzed_since_of_a_column_it_retypes(
+    warehouse: str,
+) -> None:
+    """Column statistics do not change a table's VersionId, so a transaction's UpdateTable still commits
+    after another process analyzed a column: the statistics of the columns it retypes or drops must go
+    at its commit, as they would with an UpdateTable made then, not only those its staging saw."""
+    glue, lf = plain_table(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    other = Catalog(warehouse)  # another process analyzes the column after the transaction started
+    other.update_column_statistics_for_table(
+        DatabaseName="db", TableName="p", ColumnStatisticsList=[long_statistics("c")]
+    )
+    retyped = plain_input(("c", "string"), keys=(("k", "string"),))
+    glue.update_table(DatabaseName="db", TableInput=retyped, TransactionId=tx)
+    assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
+    for reader in (glue, other, Catalog(warehouse)):
+        got = reader.get_column_statistics_for_table(DatabaseName="db", TableName="p", ColumnNames=["c"])
+        assert got["ColumnStatisticsList"] == []
+        assert [e["Error"]["ErrorCode"] for e in got["Errors"]] == ["EntityNotFoundException"]
+
+
+def test_an_update_staged_in_a_transaction_conflicts_with_an_index_or_partitions_made_since_that_refuse_it(
+    warehouse: str,
+) -> None:
+    """Neither a partition index nor partitions change a table's VersionId: a transaction's UpdateTable
+    that retypes an indexed key, or changes the number of keys of a table that has partitions now, is
+    checked against them at its commit (where its staging saw neither) and conflicts."""
+    glue, lf = plain_table(warehouse)
+    other = Catalog(warehouse)
+    tx = lf.start_transaction()["TransactionId"]
+    other.create_partition_index(
+        DatabaseName="db", TableName="p", PartitionIndex={"IndexName": "ix", "Keys": ["k"]}
+    )
+    retyped = plain_input(("c", "bigint"), keys=(("k", "int"),))
+    glue.update_table(DatabaseName="db", TableInput=retyped, TransactionId=tx)
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match="indexed by ix"):
+        lf.commit_transaction(TransactionId=tx)
+    other.delete_partition_index(DatabaseName="db", TableName="p", IndexName="ix")
+    tx = lf.start_transaction()["TransactionId"]
+    other.create_partition(DatabaseName="db", TableName="p", PartitionInput={"Values": ["a"]})
+    more_keys = plain_input(("c", "bigint"), keys=(("k", "string"), ("j", "string")))
+    glue.update_table(DatabaseName="db", TableInput=more_keys, TransactionId=tx)
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match="number of partition keys"):
+        lf.commit_transaction(TransactionId=tx)
+    for reader in (glue, Catalog(warehouse)):
+        assert reader.get_table(DatabaseName="db", Name="p")["Table"]["PartitionKeys"] == [
+            {"Name": "k", "Type": "string"}
+        ]
 
 
 def test_a_commit_that_cannot_see_the_history_since_its_start_conflicts(warehouse: str) -> None:

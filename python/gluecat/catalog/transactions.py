@@ -14,6 +14,8 @@ commits made since the transaction started (their ``commit_transaction`` actions
 - a table whose definition the transaction wrote (CreateTable, UpdateTable, DeleteTable) must be, in
   the latest state, the very table it was when the transaction started (absent, or the same CreateTime
   and VersionId): any commit that changed its definition meanwhile, in a transaction or not, conflicts;
+  an UpdateTable is checked again against the partition indexes and partitions the table has now, and
+  takes the statistics of the columns it drops or retypes with it, as one made at the commit would;
 - a table whose objects the transaction wrote must still be the table it wrote them to (not dropped or
   made again since), and no transaction committed since may have changed the objects of any partition
   whose objects this one changed;
@@ -45,8 +47,8 @@ from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
+from gluecat.catalog import indexes, paging, statistics
 from gluecat.catalog import objects as obj
-from gluecat.catalog import paging
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
 from gluecat.catalog.objects import ObjectWrite
 from gluecat.catalog.rows.view import TableView, fold
@@ -633,7 +635,8 @@ class Transactions:
             if w["w"] == "table":
                 made = Changes()
                 table_changes(snap, w, made)
-                snap = with_table_write(snap, w, f"transaction {tx.id}")
+                prior, snap = snap, with_table_write(snap, w, f"transaction {tx.id}")
+                self._recheck_update(tx, key, prior, snap, made)
                 # Later writes win: a put after a deletion of the same record (DeleteTable, then
                 # CreateTable) must not come out of the commit as the deletion after the put.
                 records.update({(kind, k): None for kind, k in made.deletes})
@@ -727,6 +730,27 @@ class Transactions:
             touched.append((key, tuple(sorted(partitions))))
         changes.actions.append(CommitTransaction(tx.id, tx.start_version, tuple(bases), tuple(touched)))
         return changes, latest.version + 1
+
+    def _recheck_update(
+        self, tx: Transaction, key: Key, before: Snapshot, after: Snapshot, made: Changes
+    ) -> None:
+        """An UpdateTable staged in ``tx``, checked and completed against the state it now applies to
+        (``before``, the latest with the transaction's earlier writes), as an UpdateTable made then would
+        be: commits that leave the table's VersionId alone may have come since its staging (column
+        statistics, partition indexes, partitions), and its staging saw none of them. So the statistics
+        of the columns it drops, renames or retypes go (``made``) whenever they were written, and the
+        update conflicts if a partition index or the partitions made since refuse it."""
+        old, new = before.get(TABLE, key), after.get(TABLE, key)
+        if old is None or new is None or old is new:
+            return
+        try:
+            indexes.check_table_update(self.ctx, before, old, new)
+        except InvalidInputException as e:
+            raise ConcurrentModificationException(
+                f"Table {key[1]} in database {key[0]} was given partition indexes or partitions since "
+                f"transaction {tx.id} started, which refuse its UpdateTable: {e.message}"
+            ) from e
+        statistics.outdated_by_update(before, key, old, new, made)
 
     def _commits_since(self, after: int, upto: int) -> list[tuple[int, _Summary | None]]:
         """What each commit after version ``after`` up to ``upto`` did (None: expired, not known)."""
