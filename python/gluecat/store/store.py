@@ -89,6 +89,7 @@ class Store:
         self._recent_rows = 0
         self._footers: dict[str, tuple[int, dict[bytes, bytes]]] = {}
         self._old_snapshots: OrderedDict[int, Snapshot] = OrderedDict()
+        self._old_snapshots_lock = threading.Lock()  # time-travel reads come from many threads
         self._entry_times: dict[int, datetime] = {}
         self.secret = b""
         """The warehouse's own random key (signs continuation tokens); fixed when the warehouse is made."""
@@ -130,9 +131,11 @@ class Store:
         latest = self.latest()
         if version >= latest.version:
             return latest
-        if version in self._old_snapshots:
-            self._old_snapshots.move_to_end(version)
-            return self._old_snapshots[version]
+        with self._old_snapshots_lock:
+            found = self._old_snapshots.get(version)
+            if found is not None:
+                self._old_snapshots.move_to_end(version)
+                return found
         base = self._base_for(version)
         try:
             snap = self._catch_up(base, upto=version)
@@ -144,9 +147,10 @@ class Store:
             raise StorageError(
                 f"{self.fs.uri(layout.log_path(snap.version + 1))}: missing (version {version} was asked for)"
             )
-        self._old_snapshots[version] = snap
-        while len(self._old_snapshots) > 8:
-            self._old_snapshots.popitem(last=False)
+        with self._old_snapshots_lock:
+            self._old_snapshots[version] = snap
+            while len(self._old_snapshots) > 8:
+                self._old_snapshots.popitem(last=False)
         return snap
 
     def as_of(self, when: datetime) -> Snapshot:
