@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -102,6 +103,26 @@ def test_errors_are_the_client_exception_classes_with_aws_status(db: Any) -> Non
     db.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "a"}, VersionId="1")
     with pytest.raises(db.exceptions.ConcurrentModificationException, match="VersionId"):
         db.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "b"}, VersionId="1")
+
+
+def test_every_reply_carries_the_servers_date_as_aws_replies_do(db: Any, served: Served) -> None:
+    """AWS answers with a Date header (RFC 9110 asks it of a server with a clock); SDKs read it to
+    correct a skewed client clock after a "Signature expired" refusal (AWS SDK for Java 2, Go 2,
+    JavaScript 3) and botocore to bound a retry's ttl."""
+    before = datetime.now(UTC).replace(microsecond=0)
+    reply = db.get_databases()["ResponseMetadata"]["HTTPHeaders"]
+    with pytest.raises(db.exceptions.EntityNotFoundException) as missing:
+        db.get_database(Name="nope")
+    error = missing.value.response["ResponseMetadata"]["HTTPHeaders"]
+    request = glue_request(served, "GetDatabases")
+    sign(request, served.credentials.key_id, served.credentials.secret, at=before - timedelta(minutes=20))
+    status, skewed, body = send(served, request)
+    assert (status, body["__type"]) == (400, "InvalidSignatureException")
+    assert "Signature expired" in body["message"]
+    after = datetime.now(UTC)
+    for headers in (reply, error, skewed):
+        date = parsedate_to_datetime(headers["date"])
+        assert headers["date"].endswith(" GMT") and before <= date <= after
 
 
 def test_members_of_the_wrong_type_are_named_by_the_apis_validation(served: Served) -> None:

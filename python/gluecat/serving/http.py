@@ -23,9 +23,11 @@ import resource
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from email.utils import formatdate
 from http import HTTPStatus
 from typing import Any
 
@@ -113,6 +115,9 @@ class Response:
             reason = ""
         lines = [
             f"HTTP/1.1 {self.status} {reason}",
+            # RFC 9110 asks a server with a clock for it; AWS sends it, and SDKs correct a client's
+            # skewed clock by it.
+            f"Date: {http_date()}",
             f"Content-Type: {self.content_type}",
             f"Content-Length: {len(self.body)}",
             *(f"{k}: {v}" for k, v in self.headers.items()),
@@ -120,6 +125,18 @@ class Response:
         if not keep_alive:
             lines.append("Connection: close")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + self.body
+
+
+_date: tuple[int, str] = (0, "")
+
+
+def http_date() -> str:
+    """Now as a Date header's IMF-fixdate ("Fri, 27 Nov 2026 09:25:59 GMT"), formatted once a second."""
+    global _date
+    second = int(time.time())
+    if _date[0] != second:
+        _date = (second, formatdate(second, usegmt=True))
+    return _date[1]
 
 
 Handler = Callable[[Request], Response]
