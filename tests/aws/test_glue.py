@@ -92,6 +92,36 @@ def test_blob_members_travel_as_base64(db: Any, served: Served) -> None:
     assert local["ColumnStatisticsList"] == [stats]
 
 
+@pytest.mark.parametrize("value", [float("inf"), float("-inf"), float("nan")])
+def test_a_double_that_is_not_finite_is_read_as_botocore_sends_it(
+    db: Any, served: Served, value: float
+) -> None:
+    """JSON has no NaN or infinities: botocore sends them as the strings "NaN", "Infinity" and
+    "-Infinity", as AWS's JSON protocols define. The server reads them back as the doubles they are,
+    so the API's own rule answers, as it does a Python caller."""
+    make_table(db)
+    stats = {
+        "ColumnName": "id",
+        "ColumnType": "double",
+        "AnalyzedTime": datetime(2024, 5, 1, tzinfo=UTC),
+        "StatisticsData": {
+            "Type": "DOUBLE",
+            "DoubleColumnStatisticsData": {
+                "MaximumValue": value,
+                "NumberOfNulls": 0,
+                "NumberOfDistinctValues": 1,
+            },
+        },
+    }
+    field = "ColumnStatisticsList[0].StatisticsData.DoubleColumnStatisticsData.MaximumValue: must be a finite number"
+    for client in (db, served.catalog):
+        with pytest.raises(client.exceptions.InvalidInputException) as refused:
+            client.update_column_statistics_for_table(
+                DatabaseName="db", TableName="t", ColumnStatisticsList=[stats]
+            )
+        assert field in refused.value.response["Error"]["Message"]
+
+
 def test_errors_are_the_client_exception_classes_with_aws_status(db: Any) -> None:
     with pytest.raises(db.exceptions.EntityNotFoundException, match="Database nope not found") as missing:
         db.get_database(Name="nope")

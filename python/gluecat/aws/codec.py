@@ -1,8 +1,9 @@
 """JSON bodies to boto3's Python values and back, by botocore's service model.
 
 What the JSON protocols carry differently from boto3's values is timestamps (epoch seconds, or ISO 8601
-where a shape says so) and blobs (base64); everything else is JSON as it is. So each shape gets a
-converter only if a timestamp or blob lies somewhere below it, and the converters are built once per
+where a shape says so), blobs (base64) and, in requests, the doubles JSON has no number for (NaN and the
+infinities, which botocore sends as the strings "NaN", "Infinity" and "-Infinity"); everything else is
+JSON as it is. So each shape gets a converter only if such a member lies somewhere below it, and the converters are built once per
 shape: a thousand partitions are converted by a loop over their three timestamps, not by a walk of
 every column of every partition. The top level of a reply is always rebuilt from the output shape's
 members (which drops the ResponseMetadata of the Python API's answers).
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
@@ -25,7 +27,8 @@ from gluecat.aws.errors import serialization
 
 Converter = Callable[[Any], Any]
 
-_LEAVES = ("timestamp", "blob")
+_LEAVES = ("timestamp", "blob", "double", "float")
+_NOT_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
 
 def _children(shape: Shape) -> list[Shape]:
@@ -39,7 +42,7 @@ def _children(shape: Shape) -> list[Shape]:
 
 
 def shapes_needing_conversion(model: ServiceModel) -> frozenset[str]:
-    """The names of the shapes that hold a timestamp or a blob at any depth (recursive shapes too)."""
+    """The names of the shapes that hold a timestamp, blob or double at any depth (recursive shapes too)."""
     shapes = [model.shape_for(name) for name in model.shape_names]
     children = {s.name: [c for c in _children(s)] for s in shapes}
     needs = {s.name for s in shapes if s.type_name in _LEAVES}
@@ -106,15 +109,24 @@ def _timestamp_format(shape: Shape) -> str:
     return str(shape.serialization.get("timestampFormat") or "unixtimestamp")
 
 
+def _string_to_double(value: Any) -> Any:
+    # Anything else is left for the API's validation to name.
+    return _NOT_FINITE.get(value, value) if isinstance(value, str) else value
+
+
 def _reader_leaf(shape: Shape) -> Converter:
     if shape.type_name == "blob":
         return _base64_to_bytes
+    if shape.type_name in ("double", "float"):
+        return _string_to_double
     return _iso_to_datetime if _timestamp_format(shape) == "iso8601" else _epoch_to_datetime
 
 
 def _writer_leaf(shape: Shape) -> Converter:
     if shape.type_name == "blob":
         return _bytes_to_base64
+    if shape.type_name in ("double", "float"):
+        return _identity  # the API answers finite doubles only
     return _datetime_to_iso if _timestamp_format(shape) == "iso8601" else _datetime_to_epoch
 
 
