@@ -5,13 +5,18 @@ from __future__ import annotations
 import time
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
+from pathlib import Path
 from typing import Any
 
+import boto3
 import pytest
 from botocore.exceptions import ClientError
 
+from gluecat import Catalog
+from gluecat.catalog.rows import merging
 from gluecat.hms import users
-from tests.aws_wire import Served
+from tests.aws_wire import REGION, Credentials, Served
+from tests.int_partitions import add, live, make
 
 from .conftest import glue_request, send, sign
 
@@ -245,3 +250,36 @@ def test_replies_kept_for_planners_never_outlive_a_commit(db: Any, served: Serve
         ["b"],
     ]
     assert db.get_table(DatabaseName="db", Name="later")["Table"]["Name"] == "later"
+
+
+def test_a_write_that_landed_is_answered_as_done_when_the_merge_after_it_fails(
+    warehouse: str, credentials: Credentials, certificate: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer that merges its table's segments after its commit (here without the merge thread)
+    must answer its landed write as done even if the merge fails: an error, a 500, makes boto3 retry
+    with its default retries, and the retry of an applied CreatePartition is AlreadyExistsException."""
+    monkeypatch.setattr(merging, "MIN_MERGE_ROWS", 0)  # one-row writes make a run worth merging
+    served = Served(make(Catalog(warehouse, background_merges=False)), credentials, certificate)
+    try:
+        glue = boto3.client(
+            "glue",
+            endpoint_url=served.url,
+            region_name=REGION,
+            aws_access_key_id=credentials.key_id,
+            aws_secret_access_key=credentials.secret,
+            verify=served.ca_bundle,
+        )
+        for k in range(7):
+            add(served.catalog, k)
+        # A file where the data folder should be: the merge's segment cannot be written. The write
+        # itself travels in its log entry, as small writes do, and lands.
+        data = Path(warehouse) / "_gluecat" / "data"
+        data.rename(data.with_name("data.aside"))
+        data.write_bytes(b"")
+        response = glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["7"]})
+        assert response["ResponseMetadata"]["RetryAttempts"] == 0
+        data.unlink()
+        data.with_name("data.aside").rename(data)
+        assert live(served.catalog) == list(range(8))
+    finally:
+        served.stop()

@@ -163,11 +163,8 @@ def test_a_failed_merge_changes_nothing(warehouse: str, monkeypatch, background:
         raise OSError("disk full")
 
     monkeypatch.setattr(Store, "write_segment", broken)
-    try:
-        for i in range(8):
-            add(glue, i)
-    except OSError:
-        assert not background  # a writer merging itself reports it; its partitions are committed
+    for i in range(8):
+        add(glue, i)  # a writer merging itself does not report it either: its partitions are committed
     glue._ctx.rows.wait_for_merges()
     assert len(segments(glue)) == 8
     assert live(glue) == list(range(8))

@@ -163,14 +163,21 @@ class Merger:
 
     def after_write(self, key: Key) -> None:
         """Called after each write to a row set: merge what has gathered, on the merge thread unless the
-        row set has a backlog (then the writer merges, so merging keeps up with any rate of writes)."""
-        segments = self.store.cached().table_segments(key)
-        if not run_to_merge(self.store, segments):
-            return
-        if self.background and len(segments) <= BACKLOG:
-            self._submit(key)
-        else:
-            self.maybe_merge(key)
+        row set has a backlog (then the writer merges, so merging keeps up with any rate of writes).
+
+        The write has landed by then, and a merge is only an optimisation: one that fails is logged
+        (the next write tries again), never raised. Its caller would take the error for its write's,
+        and a client that retries would apply the write twice."""
+        try:
+            segments = self.store.cached().table_segments(key)
+            if not run_to_merge(self.store, segments):
+                return
+            if self.background and len(segments) <= BACKLOG:
+                self._submit(key)
+            else:
+                self.maybe_merge(key)
+        except Exception as e:
+            log.warning("merging the segments of %s after a write failed: %s", ".".join(key), e)
 
     def maybe_merge(self, key: Key) -> None:
         """Merge runs of a row set's segments while there are any (a merge may complete the next tier's
