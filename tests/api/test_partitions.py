@@ -858,3 +858,34 @@ def test_partitions_unchanged_since_refuses_a_version_that_is_not_one(warehouse:
         glue.partitions_unchanged_since("db", "t", {"v": 1})  # type: ignore[arg-type]
     with pytest.raises(glue.exceptions.InvalidInputException, match="excluding"):
         glue.partitions_unchanged_since("db", "t", 0, ["1"])  # type: ignore[list-item]
+
+
+def test_an_index_whose_backfill_fails_is_still_made_and_the_call_succeeds(tmp_path) -> None:
+    """CreatePartitionIndex registers the index (CREATING) and then builds it, as Glue does in the
+    background. A build that cannot read the partitions (here a damaged partition file) leaves the index
+    CREATING for a later GetPartitionIndexes to finish; the call that made it does not fail, or its
+    caller would retry and get AlreadyExistsException for an index that it was told was not made."""
+    from pathlib import Path
+
+    from gluecat.catalog.rows import merging
+
+    warehouse = str(tmp_path / "w")
+    glue = Catalog(warehouse)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    make_table(glue, "t", [("k", "string")])
+    for batch in ("a", "b"):
+        glue.batch_create_partition(
+            DatabaseName="db", TableName="t", PartitionInputList=[part(f"{batch}{i}") for i in range(3)]
+        )
+    assert merging.merge(glue.store, ("db", "t"), whole=True)  # the partitions in one data file
+    (segment,) = glue.store.latest().table_segments(("db", "t"))
+    data = bytearray(Path(warehouse, segment).read_bytes())
+    data[len(data) // 2] ^= 0x01
+    Path(warehouse, segment).write_bytes(data)
+
+    fresh = Catalog(warehouse)  # a process that has not read the partitions yet
+    fresh.create_partition_index(
+        DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "i", "Keys": ["k"]}
+    )
+    (index,) = fresh.get_partition_indexes(DatabaseName="db", TableName="t")["PartitionIndexDescriptorList"]
+    assert (index["IndexName"], index["IndexStatus"]) == ("i", "CREATING")

@@ -7,6 +7,7 @@ index document allows (string, char, varchar, the integer types, date).
 from __future__ import annotations
 
 import functools
+import logging
 import operator
 import re
 import time
@@ -31,6 +32,8 @@ from gluecat.errors import (
 )
 from gluecat.expressions.types import Index, KeyType, key_type, partition_value
 from gluecat.store.snapshot import Changes, Snapshot
+
+log = logging.getLogger(__name__)
 
 INDEXABLE_TYPES = {
     "string",
@@ -271,7 +274,12 @@ def create_partition_index(ctx: Context, database: str, table_name: str, index: 
         return changes, None
 
     ctx.store.commit("CreatePartitionIndex", build)
-    backfill(ctx, database, table_name, name)
+    try:
+        backfill(ctx, database, table_name, name)
+    except Exception as e:
+        # The index is made (CREATING), as Glue answers before its build: a build that fails is resumed
+        # by a GetPartitionIndexes once it is stale. Raising would tell the caller it was not made.
+        log.warning("building partition index %s of %s.%s failed: %s", name, database, table_name, e)
 
 
 def backfill(ctx: Context, database: str, table_name: str, name: str) -> None:
