@@ -24,22 +24,28 @@ def make_table(
     *,
     table_type: str = "GOVERNED",
     database: str = "db",
+    location: str | None = None,
     **extra: Any,
 ) -> None:
     try:
         g.glue.create_database(DatabaseInput={"Name": database})
     except ClientError as e:
         assert e.response["Error"]["Code"] == "AlreadyExistsException"
-    g.glue.create_table(DatabaseName=database, TableInput=table_input(name, keys, table_type), **extra)
+    g.glue.create_table(
+        DatabaseName=database, TableInput=table_input(name, keys, table_type, location), **extra
+    )
 
 
 def table_input(
-    name: str, keys: list[tuple[str, str]] = KEYS, table_type: str = "GOVERNED"
+    name: str, keys: list[tuple[str, str]] = KEYS, table_type: str = "GOVERNED", location: str | None = None
 ) -> dict[str, Any]:
     return {
         "Name": name,
         "TableType": table_type,
-        "StorageDescriptor": {"Columns": [{"Name": "x", "Type": "int"}], "Location": f"s3://lake/{name}/"},
+        "StorageDescriptor": {
+            "Columns": [{"Name": "x", "Type": "int"}],
+            "Location": location or f"s3://lake/{name}/",
+        },
         "PartitionKeys": [{"Name": k, "Type": t} for k, t in keys],
     }
 
@@ -853,7 +859,7 @@ def test_an_idle_transaction_cannot_be_extended_or_committed(governed: Governed)
 def test_an_idle_transaction_is_aborted_whichever_call_notices_and_its_files_are_deleted(
     governed: Governed, tmp_path: Path
 ) -> None:
-    make_table(governed)
+    make_table(governed, location=data_folder(tmp_path))
     lf = governed.lf
     uris = files(tmp_path, "a.parquet", "b.parquet", "c.parquet")
     txs = [start(governed) for _ in uris]
@@ -882,6 +888,11 @@ def test_extend_transaction_names_its_transaction(governed: Governed) -> None:
 # -- DeleteObjectsOnCancel ----------------------------------------------------------------------------
 
 
+def data_folder(tmp_path: Path) -> str:
+    """The folder of a governed table whose files are local: the one ``files`` writes in."""
+    return (tmp_path / "data").as_uri()
+
+
 def files(tmp_path: Path, *names: str) -> list[str]:
     """Local files (the data a job wrote), as file:// URIs."""
     out = []
@@ -907,7 +918,7 @@ def wait_gone(uris: list[str]) -> None:
 def test_a_cancel_deletes_the_files_recorded_for_it_and_a_commit_keeps_them(
     governed: Governed, tmp_path: Path
 ) -> None:
-    make_table(governed)
+    make_table(governed, location=data_folder(tmp_path))
     canceled = files(tmp_path, "c1.parquet", "c2.parquet")
     kept = files(tmp_path, "k1.parquet")
     tx = start(governed)
@@ -932,7 +943,7 @@ def test_a_cancel_deletes_the_files_recorded_for_it_and_a_commit_keeps_them(
 def test_an_abort_never_deletes_a_file_a_committed_transaction_registered(
     governed: Governed, tmp_path: Path
 ) -> None:
-    make_table(governed)
+    make_table(governed, location=data_folder(tmp_path))
     shared, own = files(tmp_path, "shared.parquet", "own.parquet")
     commit(governed, add(shared, "2024-01-01", "1"))
     tx = start(governed)
@@ -946,6 +957,44 @@ def test_an_abort_never_deletes_a_file_a_committed_transaction_registered(
     wait_gone([own])
     assert exists(shared)
     assert status(governed, other) == "COMMITTED"
+
+
+def test_a_cancel_deletes_nothing_outside_its_tables_own_folder(governed: Governed, tmp_path: Path) -> None:
+    """A caller cannot have any file deleted but those in the governed table's folder: not others, not
+    another table's inside it, not the catalog's own, however the Uri is spelled."""
+    folder = tmp_path / "data"
+    make_table(governed, location=data_folder(tmp_path))
+    make_table(governed, "inner", location=(folder / "inner").as_uri(), table_type="EXTERNAL_TABLE")
+    make_table(governed, "everything", location=Path(governed.warehouse).as_uri())
+    victims = [
+        tmp_path / "victim.parquet",
+        folder / "inner" / "part-0.parquet",
+        tmp_path / "out" / "x.parquet",
+    ]
+    for victim in victims:
+        victim.parent.mkdir(parents=True, exist_ok=True)
+        victim.write_bytes(b"precious")
+    (folder / "link").symlink_to(tmp_path / "out")
+    own = sorted(p for p in (Path(governed.warehouse) / "_gluecat").rglob("*") if p.is_file())[0]
+    refused = [
+        ("t", str(tmp_path / "victim.parquet")),
+        ("t", (tmp_path / "victim.parquet").as_uri()),
+        ("t", f"{data_folder(tmp_path)}/../victim.parquet"),
+        ("t", f"{data_folder(tmp_path)}/%2E%2E/victim.parquet"),
+        ("t", f"{folder}//..//victim.parquet"),
+        ("t", f"{data_folder(tmp_path)}/link/x.parquet"),
+        ("t", data_folder(tmp_path)),
+        ("t", f"{data_folder(tmp_path)}/inner/part-0.parquet"),
+        ("everything", own.as_uri()),
+    ]
+    tx = start(governed)
+    for table, uri in refused:
+        with pytest.raises(governed.lf.exceptions.InvalidInputException, match="Objects"):
+            governed.lf.delete_objects_on_cancel(
+                DatabaseName="db", TableName=table, TransactionId=tx, Objects=[{"Uri": uri}]
+            )
+    governed.lf.cancel_transaction(TransactionId=tx)
+    assert all(v.exists() for v in victims) and own.exists()
 
 
 def test_delete_objects_on_cancel_checks_its_table_and_objects(governed: Governed) -> None:

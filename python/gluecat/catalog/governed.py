@@ -19,9 +19,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from gluecat import locations
 from gluecat.catalog import indexes, paging
 from gluecat.catalog import objects as obj
-from gluecat.catalog.context import Context, partition_key_count
+from gluecat.catalog.context import TABLE, Context, partition_key_count
 from gluecat.catalog.partitions import plan_query
 from gluecat.catalog.rows.view import TableView
 from gluecat.catalog.staged_writes import staged_object_write
@@ -31,6 +32,8 @@ from gluecat.catalog.transactions import (
     Transaction,
     now_us,
 )
+from gluecat.errors import InvalidInputException
+from gluecat.store import layout
 from gluecat.store.snapshot import Key, Snapshot
 
 
@@ -62,12 +65,59 @@ def update_table_objects(
 def delete_objects_on_cancel(
     ctx: Context, database: str, name: str, transaction_id: str, objects: list[dict[str, Any]]
 ) -> None:
-    """DeleteObjectsOnCancel: files the transaction wrote, to delete if it is canceled or aborted."""
+    """DeleteObjectsOnCancel: files the transaction will write, to delete if it is canceled or aborted."""
     txs = ctx.transactions()
     tx = txs.get(transaction_id)
     _, state = txs.writing_state(tx)
-    obj.require_governed(state, database, name)
+    table = obj.require_governed(state, database, name)
+    for o in objects:
+        _check_deletable(ctx, state, table, o["Uri"])
     txs.on_cancel(transaction_id, (database, name), [(o["Uri"], o.get("ETag")) for o in objects])
+
+
+def _check_deletable(ctx: Context, state: Snapshot, table: dict[str, Any], uri: str) -> None:
+    """A file a cancel may delete lies in the table's own folder, in no other table's and not among the
+    catalog's own files: a caller cannot have anything else deleted, whatever the spelling of its Uri
+    (``..``, ``%2e``, a symbolic link, ``file:`` or not)."""
+    ident = f"{table['DatabaseName']}.{table['Name']}"
+    location = (table.get("StorageDescriptor") or {}).get("Location")
+    if not location:
+        raise InvalidInputException(
+            f"Objects: table {ident} has no StorageDescriptor.Location, so no file can be deleted for it"
+        )
+    key, folder = locations.canonical(uri), locations.canonical(str(location))
+    if key == folder or not locations.inside(key, folder):
+        raise InvalidInputException(
+            f"Objects: {uri} is not in the folder of table {ident} ({location}); only files written "
+            "there can be deleted on cancel"
+        )
+    store = locations.canonical(ctx.store.fs.uri(layout.ROOT))
+    if locations.inside(key, store) or locations.inside(store, key):
+        raise InvalidInputException(f"Objects: {uri} is one of the catalog's own files")
+    for other, other_folder in _table_folders(state):
+        if (
+            other != (table["DatabaseName"], table["Name"])
+            and locations.inside(other_folder, folder)
+            and locations.inside(key, other_folder)
+        ):
+            raise InvalidInputException(
+                f"Objects: {uri} is in the folder of table {other[0]}.{other[1]}, inside that of {ident}"
+            )
+
+
+def _table_folders(state: Snapshot) -> list[tuple[Key, str]]:
+    """Every table's folder, canonical (computed once per state)."""
+
+    def compute() -> list[tuple[Key, str]]:
+        out = []
+        for key in state.records(TABLE):
+            location = ((state.get(TABLE, key) or {}).get("StorageDescriptor") or {}).get("Location")
+            if location:
+                out.append((key, locations.canonical(str(location))))
+        return out
+
+    folders: list[tuple[Key, str]] = state.derived("gluecat.table_folders", compute)
+    return folders
 
 
 def _read(

@@ -1,0 +1,50 @@
+"""Locations (a table's folder, a partition's, an object's Uri) in one canonical form, for deciding
+whether one lies inside another before anything is deleted.
+
+The form is the place the file system would touch, so that no spelling of a location can stand for a
+folder it does not seem to name: a ``file:`` URI is read as pyarrow reads it when it deletes
+(percent-escapes decoded, query and fragment dropped), a local path is made absolute with ``..``,
+``//`` and symbolic links resolved, ``s3a://`` and ``s3n://`` are ``s3://``, and no form ends in a
+slash. Other URIs are compared as written (``..`` is an ordinary key segment in an object store).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow.fs as pafs
+
+
+def canonical(location: str) -> str:
+    """``location`` in the canonical form described above."""
+    loc = location.strip()
+    for alias in ("s3a://", "s3n://"):
+        if loc.startswith(alias):
+            loc = "s3://" + loc[len(alias) :]
+    if loc.startswith("file:"):
+        try:
+            _, loc = pafs.FileSystem.from_uri(loc)
+        except ValueError:
+            return loc.rstrip("/") or "/"  # not a URI pyarrow can open: it cannot delete there either
+    elif "://" in loc:
+        return loc.rstrip("/") or "/"
+    return os.path.realpath(loc).rstrip("/") or "/"
+
+
+def literal(location: str) -> str:
+    """A local location with its characters taken as they are (Hadoop's reading of a ``file:`` URI:
+    no percent-decoding), in the canonical form otherwise; for a folder some table reads, which may be
+    either place."""
+    loc = location.strip()
+    if loc.startswith("file:"):
+        path = loc[5:]
+        if path.startswith("//"):
+            path = path[2:]
+        if path.startswith("/"):
+            return os.path.realpath(path).rstrip("/") or "/"
+    return canonical(loc)
+
+
+def inside(child: str, parent: str) -> bool:
+    """Whether the canonical location ``child`` is ``parent`` or lies in it."""
+    return child == parent or child.startswith(parent.rstrip("/") + "/")
