@@ -239,3 +239,39 @@ def test_abort_removes_only_staging_folders(cat: Catalog, warehouse: str) -> Non
     assert not Path(staging).exists()
     with pytest.raises(InvalidInputException, match="not a gluecat staging folder"):
         files.abort_write(f"{warehouse}/db.db/t")
+
+
+def test_no_spelling_of_another_tables_folder_makes_it_deletable(
+    cat: Catalog, warehouse: str, tmp_path: Path
+) -> None:
+    """A managed table whose Location names another table's folder in another form (percent-escapes,
+    a doubled slash, a symbolic link) is that folder: it stays on DROP, and TRUNCATE of it is refused."""
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db")
+    victim = put(home / "orders")
+    make(cat, "orders", str(home / "orders"), managed=False)
+    (home / "link").mkdir(parents=True)
+    (home / "link" / "to").symlink_to(home / "orders")
+    cat.create_database(DatabaseInput={"Name": "slashes", "LocationUri": f"/{home}"})
+    spellings = [
+        ("db", f"file://{home}/%6Frders"),
+        ("db", f"{home}/link/to"),
+        ("slashes", f"/{home}/orders"),
+    ]
+    for i, (database, location) in enumerate(spellings):
+        cat.create_table(
+            DatabaseName=database,
+            TableInput={
+                "Name": f"alias{i}",
+                "TableType": "MANAGED_TABLE",
+                "StorageDescriptor": {**PARQUET, "Location": location},
+            },
+        )
+        alias = cat.get_table(DatabaseName=database, Name=f"alias{i}")["Table"]
+        plan = files.plan_drop_table(alias)
+        files.remove(plan)
+        assert victim.exists(), location
+        with pytest.raises(InvalidInputException, match="db.orders also reads"):
+            files.truncate(alias, None)
+        assert victim.exists(), location
+        cat.delete_table(DatabaseName=database, Name=f"alias{i}")

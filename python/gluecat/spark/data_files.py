@@ -36,7 +36,7 @@ from typing import Any
 
 import pyarrow.fs as pafs
 
-from gluecat import Catalog
+from gluecat import Catalog, locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
 from gluecat.errors import EntityNotFoundException, InvalidInputException
@@ -55,19 +55,10 @@ def is_external(table: dict[str, Any]) -> bool:
 
 
 def folder_key(location: str) -> str:
-    """A location in one canonical form for comparing folders: file URIs as absolute paths, s3a/s3n as
-    s3, no trailing slash."""
-    loc = location.strip()
-    if loc.startswith("file:"):
-        loc = loc[5:]
-        if loc.startswith("//"):
-            loc = loc[2:]
-    for alias in ("s3a://", "s3n://"):
-        if loc.startswith(alias):
-            loc = "s3://" + loc[len(alias) :]
-    if "://" not in loc:
-        loc = posixpath.normpath(os.path.abspath(loc))
-    return loc.rstrip("/") or "/"
+    """A location in one canonical form for comparing folders: the place the file system touches
+    (gluecat.locations: ``file:`` URIs decoded as pyarrow decodes them, local paths with ``..``, ``//``
+    and symbolic links resolved, s3a/s3n as s3, no trailing slash)."""
+    return locations.canonical(location)
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -136,7 +127,9 @@ class Claims:
     _sorted: list[str] = field(default_factory=list)
 
     def add(self, location: str, user: str) -> None:
-        self.users.setdefault(folder_key(location), user)
+        # Hadoop reads a file: URI's percent-escapes as they are, pyarrow decodes them: both folders.
+        for key in {folder_key(location), locations.literal(location)}:
+            self.users.setdefault(key, user)
 
     def seal(self) -> Claims:
         self._sorted = sorted(self.users)
