@@ -275,3 +275,25 @@ def test_no_spelling_of_another_tables_folder_makes_it_deletable(
             files.truncate(alias, None)
         assert victim.exists(), location
         cat.delete_table(DatabaseName=database, Name=f"alias{i}")
+
+
+def test_truncate_or_overwrite_never_deletes_the_catalogs_own_files(cat: Catalog, warehouse: str) -> None:
+    """A partition registered at a folder of the catalog's own files (ALTER TABLE ADD PARTITION ...
+    LOCATION, or CreatePartition) cannot have them deleted by TRUNCATE or INSERT OVERWRITE."""
+    files = DataFiles(cat)
+    t = make(cat, "t", f"{warehouse}/db.db/t", keys=["p"])
+    store = Path(warehouse) / "_gluecat"
+    folders = sorted(
+        {p.parent for p in store.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))}
+    )
+    assert folders
+    for i, folder in enumerate(folders):
+        add_partition(cat, "t", f"x{i}", str(folder))
+    before = sorted(p for p in store.rglob("*") if p.is_file())
+    with pytest.raises(InvalidInputException, match="the catalog's own files"):
+        files.truncate(t, [[f"x{i}"] for i in range(len(folders))])
+    staging = staged(files, t, {"p=x0": "part-1"})
+    with pytest.raises(InvalidInputException, match="the catalog's own files"):
+        files.commit_write(t, staging, "OVERWRITE_DYNAMIC", [{"fragment": "p=x0", "values": ["x0"]}], [])
+    assert all(p.exists() for p in before)
+    assert len(cat.get_partitions(DatabaseName="db", TableName="t")["Partitions"]) == len(folders)

@@ -124,6 +124,8 @@ class Claims:
     """The folders that tables use, for checking a deletion: each folder's canonical key and its user."""
 
     users: dict[str, str] = field(default_factory=dict)
+    trees: dict[str, str] = field(default_factory=dict)
+    """Folders whose every subfolder is in use too (the catalog's own files)."""
     _sorted: list[str] = field(default_factory=list)
 
     def add(self, location: str, user: str) -> None:
@@ -131,13 +133,19 @@ class Claims:
         for key in {folder_key(location), locations.literal(location)}:
             self.users.setdefault(key, user)
 
+    def add_tree(self, location: str, user: str) -> None:
+        self.add(location, user)
+        self.trees.setdefault(folder_key(location), user)
+
     def seal(self) -> Claims:
         self._sorted = sorted(self.users)
         return self
 
     def using(self, key: str) -> str | None:
-        """Who uses exactly this folder."""
-        return self.users.get(key)
+        """Who uses exactly this folder (or a folder it lies in, for the catalog's own)."""
+        if key in self.users:
+            return self.users[key]
+        return next((user for tree, user in self.trees.items() if _inside(key, tree)), None)
 
     def overlapping(self, key: str) -> str | None:
         """Who uses this folder, a folder inside it, or a folder containing it."""
@@ -232,7 +240,7 @@ class DataFiles:
         own = (table["DatabaseName"], table["Name"]) if table is not None else None
         gone = {tuple(v) for v in leaving}
         claims = Claims()
-        claims.add(f"{self.catalog.warehouse.rstrip('/')}/{_STORE_FOLDER}", "the catalog's own files")
+        claims.add_tree(f"{self.catalog.warehouse.rstrip('/')}/{_STORE_FOLDER}", "the catalog's own files")
         for db in every(self.catalog.get_databases, "DatabaseList"):
             for t in every(self.catalog.get_tables, "TableList", DatabaseName=db["Name"]):
                 ident = (db["Name"], t["Name"])
@@ -364,9 +372,10 @@ class DataFiles:
         for folder in folders:
             user = claims.using(folder_key(folder))
             if user is not None:
+                why = f"among {user}" if user in claims.trees.values() else f"which {user} also reads"
                 raise InvalidInputException(
                     f"{statement} on {table['DatabaseName']}.{table['Name']} would delete the files in "
-                    f"{folder}, which {user} also reads; refused"
+                    f"{folder}, {why}; refused"
                 )
 
     # -- renaming ------------------------------------------------------------------------------
