@@ -45,3 +45,39 @@ def test_a_server_stopped_while_its_thread_starts_ends_without_an_error() -> Non
         thread.join(timeout=10)
         assert not thread.is_alive()
         assert failures == []
+
+
+def test_a_body_length_that_could_be_read_two_ways_is_refused() -> None:
+    """Repeated Content-Lengths that differ, or one that is not plain digits (``1_0``, ``+3``, which
+    Python's int takes), are 400 and reach no handler: a proxy in front reading the length another way
+    would otherwise see the body as a request of its own (request smuggling)."""
+    seen: list[str] = []
+
+    def recording(request: Request) -> Response:
+        seen.append(request.target)
+        return Response(200, b"ok\n")
+
+    server = HttpServer(listening(), recording)
+    thread = threading.Thread(target=server.serve_forever)
+    thread.start()
+    try:
+        for head, body in [
+            (b"Content-Length: 0\r\nContent-Length: 37", b"GET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n"),
+            (b"Content-Length: 1_0", b"0123456789"),
+            (b"Content-Length: +3", b"abc"),
+        ]:
+            with socket.create_connection(server.sock.getsockname(), timeout=10) as client:
+                client.sendall(b"POST /a HTTP/1.1\r\nHost: x\r\n" + head + b"\r\n\r\n" + body)
+                reply = b""
+                while chunk := client.recv(4096):
+                    reply += chunk
+            assert reply.startswith(b"HTTP/1.1 400 "), (head, reply)
+        with socket.create_connection(server.sock.getsockname(), timeout=10) as client:
+            client.sendall(
+                b"POST /ok HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nhi"
+            )
+            assert client.recv(4096).startswith(b"HTTP/1.1 200 ")
+        assert seen == ["/ok"]
+    finally:
+        server.stop()
+        thread.join(timeout=10)
