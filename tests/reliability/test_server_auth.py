@@ -13,7 +13,7 @@ import pytest
 
 from gluecat.hms import users
 from gluecat.hms.server import HiveMetastoreServer
-from gluecat.serving import tls
+from gluecat.serving import basic_auth, tls
 
 from .server_support import (
     PASSWORD,
@@ -132,3 +132,26 @@ def test_a_client_without_aead_or_tls_1_2_cannot_connect(
         context.wrap_socket(connect(https), server_hostname="127.0.0.1").close()
     assert get_table(https, certificate[0]).tableName == "orders"
     assert context.maximum_version == version
+
+
+def test_failed_attempts_from_ever_new_addresses_are_remembered_within_a_bound(
+    users_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each address's recent failures are kept for the lockout; a flood from ever new addresses (an
+    IPv6 prefix has billions) must not grow them without end, and an address that only succeeded or
+    whose failures are old keeps nothing."""
+    clock = [1000.0]
+    monkeypatch.setattr(basic_auth.time, "monotonic", lambda: clock[0])
+    auth = basic_auth.Authenticator(users_file)
+    garbage = "Basic !!!"  # refused without hashing: the cheapest flood
+    for i in range(basic_auth.MAX_TRACKED_ADDRESSES * 3):
+        assert auth.check(garbage, f"2001:db8::{i:x}") is None
+        if i % 1000 == 999:
+            clock[0] += 1.0
+    assert len(auth._failures) <= basic_auth.MAX_TRACKED_ADDRESSES
+    assert auth.check(basic("alice", PASSWORD), "192.0.2.1") == "alice"
+    assert "192.0.2.1" not in auth._failures
+    clock[0] += basic_auth.LOCKOUT_SECONDS + 1
+    uncached = "basic" + basic("alice", PASSWORD)[len("Basic") :]  # another header: checked again
+    assert auth.check(uncached, "2001:db8::1") == "alice"
+    assert "2001:db8::1" not in auth._failures

@@ -19,6 +19,7 @@ log = logging.getLogger("gluecat.serve")
 CACHE_SECONDS = 300.0
 FAILURES_BEFORE_LOCKOUT = 20
 LOCKOUT_SECONDS = 60.0
+MAX_TRACKED_ADDRESSES = 10_000
 
 
 class Authenticator:
@@ -61,8 +62,9 @@ class Authenticator:
             with self._lock:
                 self._good.pop(token, None)
         with self._lock:
-            recent = [t for t in self._failures.get(address, []) if t > now - LOCKOUT_SECONDS]
-            self._failures[address] = recent
+            recent = [t for t in self._failures.pop(address, []) if t > now - LOCKOUT_SECONDS]
+            if recent:
+                self._failures[address] = recent
             if len(recent) >= FAILURES_BEFORE_LOCKOUT:
                 log.warning("refused a credential from %s: too many failed attempts", address)
                 return None
@@ -79,5 +81,15 @@ class Authenticator:
                 self._good[token] = (user, now + CACHE_SECONDS, entry["hash"])
                 return user
             self._failures.setdefault(address, []).append(now)
+            if len(self._failures) > MAX_TRACKED_ADDRESSES:
+                self._forget_failures(now)
         log.warning("failed authentication for user %r from %s", user, address)
         return None
+
+    def _forget_failures(self, now: float) -> None:
+        """Keeps the failures remembered within a bound, however many addresses fail: those outside the
+        lockout window go, then the addresses that failed first (called with the lock held)."""
+        for address in [a for a, times in self._failures.items() if times[-1] <= now - LOCKOUT_SECONDS]:
+            del self._failures[address]
+        while len(self._failures) > MAX_TRACKED_ADDRESSES // 2:
+            del self._failures[next(iter(self._failures))]
