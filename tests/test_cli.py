@@ -144,3 +144,78 @@ def test_transactions_and_objects_commands(warehouse: str, capsys: pytest.Captur
     assert main(["objects", "db.t", "--predicate", "k = 1 OR k = 2", "-w", warehouse]) == 1
     assert "OR is not supported" in capsys.readouterr().err
     assert main(["objects", "t", "-w", warehouse]) == 2
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["databases"],
+        ["tables", "sales"],
+        ["table", "sales", "orders"],
+        ["partitions", "list", "sales", "orders"],
+        ["partitions", "explain", "sales", "orders", "country = 'US'"],
+        ["transactions", "list"],
+        ["transactions", "show", "some-id"],
+        ["objects", "sales.orders"],
+        ["info"],
+        ["compact"],
+        ["compact", "--apply"],
+    ],
+)
+def test_commands_refuse_a_path_that_is_no_warehouse_and_make_none(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped path, a file, or another tool's folder: a one-line error, and no empty gluecat warehouse
+    made there (which every later command would then read as if it were the one meant)."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a warehouse")
+    (tmp_path / "other-tool" / "metadata").mkdir(parents=True)
+    for path, problem in (
+        (tmp_path / "typo", "no such warehouse"),
+        (a_file, "a file, not a warehouse folder"),
+        (tmp_path / "other-tool", "not a gluecat warehouse"),
+    ):
+        assert main([*command, "-w", str(path)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("gluecat: ") and problem in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a-file", "metadata", "other-tool"]
+    assert a_file.read_text() == "not a warehouse"
+
+
+def test_compact_dry_run_reports_what_apply_does(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """The dry run counts the checkpoint that --apply writes before it expires, so it announces the same
+    stubs (here the demo's three entries before its latest version), not "nothing is older"."""
+    assert main(["compact", "--retain-hours", "0", "-w", demo]) == 0
+    dry = capsys.readouterr().out
+    assert "would replace 3 log entries with stubs" in dry
+    assert json.loads((main(["info", "-w", demo]), capsys.readouterr().out)[1])["checkpoints"] == 0
+    assert main(["compact", "--apply", "--retain-hours", "0", "-w", demo]) == 0
+    assert "replaced 3 log entries with stubs" in capsys.readouterr().out
+    assert main(["fsck", "-w", demo]) == 0
+
+
+@pytest.mark.parametrize("hours", ["-1", "nan", "inf", "-inf", "ten"])
+def test_compact_refuses_a_retention_that_is_no_number_of_hours(
+    hours: str, demo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["compact", "--apply", "--retain-hours", hours, "-w", demo])
+    assert exit.value.code == 2
+    assert "--retain-hours" in capsys.readouterr().err
+    assert json.loads((main(["info", "-w", demo]), capsys.readouterr().out)[1])["checkpoints"] == 0
+
+
+def test_compact_with_a_retention_beyond_the_calendar_keeps_everything(
+    demo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["compact", "--apply", "--retain-hours", "1e30", "-w", demo]) == 0
+    assert "nothing is older than the retention period (1e+30 h)" in capsys.readouterr().out
+
+
+def test_objects_refuses_a_time_that_is_not_iso_8601(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main(["objects", "sales.orders", "--as-of", "yesterday", "-w", demo])
+    assert exit.value.code == 2
+    assert "'yesterday' is not an ISO 8601 time" in capsys.readouterr().err
+    assert main(["objects", ".orders", "-w", demo]) == 2
+    assert "DATABASE.TABLE" in capsys.readouterr().err

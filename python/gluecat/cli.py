@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import math
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -20,10 +21,34 @@ from gluecat.errors import GlueError
 _SUBSYSTEMS = ("gluecat.hms.cli", "gluecat.spark.cli", "gluecat.demo")
 
 
+class Refused(Exception):
+    """A command refused before it did anything; the message says why in one line."""
+
+
+def _existing(warehouse: str) -> str:
+    """``warehouse``, if it is a gluecat warehouse. The commands that read or maintain one refuse any
+    other path: ``Catalog`` would make a new, empty warehouse there (in a mistyped folder, or inside
+    another tool's), and answer as if it were the one meant."""
+    from pyarrow import fs as pafs
+
+    from gluecat.store import layout
+    from gluecat.store.fs import WarehouseFS
+
+    wfs = WarehouseFS.open(warehouse)
+    root = wfs.fs.get_file_info(wfs.root).type
+    if root == pafs.FileType.NotFound:
+        raise Refused(f"{warehouse}: no such warehouse (give its path with --warehouse)")
+    if root != pafs.FileType.Directory:
+        raise Refused(f"{warehouse}: a file, not a warehouse folder")
+    if wfs.fs.get_file_info(wfs.full(layout.LOG_DIR)).type != pafs.FileType.Directory:
+        raise Refused(f"{warehouse}: not a gluecat warehouse (it has no {layout.LOG_DIR} folder)")
+    return warehouse
+
+
 def _catalog(args: argparse.Namespace) -> Any:
     from gluecat import Catalog
 
-    return Catalog(args.warehouse)
+    return Catalog(_existing(args.warehouse))
 
 
 def _print(obj: Any) -> None:
@@ -90,7 +115,7 @@ def _cmd_partitions_explain(args: argparse.Namespace) -> int:
 def _lake_formation(args: argparse.Namespace) -> Any:
     from gluecat import LakeFormation
 
-    return LakeFormation(args.warehouse)
+    return LakeFormation(_existing(args.warehouse))
 
 
 def _cmd_transactions_list(args: argparse.Namespace) -> int:
@@ -140,14 +165,14 @@ def _staged(writes: list[dict[str, Any]]) -> list[str]:
 
 def _cmd_objects(args: argparse.Namespace) -> int:
     database, _, table = args.table.partition(".")
-    if not table:
+    if not database or not table:
         print("gluecat objects: name the table as DATABASE.TABLE", file=sys.stderr)
         return 2
     kwargs: dict[str, Any] = {"DatabaseName": database, "TableName": table}
     if args.predicate:
         kwargs["PartitionPredicate"] = args.predicate
     if args.as_of:
-        kwargs["QueryAsOfTime"] = datetime.fromisoformat(args.as_of)
+        kwargs["QueryAsOfTime"] = args.as_of
     if args.transaction:
         kwargs["TransactionId"] = args.transaction
     for group in every(_lake_formation(args).get_table_objects, "Objects", **kwargs):
@@ -165,7 +190,7 @@ def _cmd_info(args: argparse.Namespace) -> int:
     from gluecat.store.maintenance import describe
     from gluecat.store.store import Store
 
-    _print(describe(Store(args.warehouse)))
+    _print(describe(Store(_existing(args.warehouse))))
     return 0
 
 
@@ -174,7 +199,7 @@ def _cmd_compact(args: argparse.Namespace) -> int:
     from gluecat.store.maintenance import expire
     from gluecat.store.store import Store
 
-    store = Store(args.warehouse)
+    store = Store(_existing(args.warehouse))
     if args.apply:
         from gluecat.catalog.compact import compact_all
         from gluecat.catalog.context import Context
@@ -185,14 +210,21 @@ def _cmd_compact(args: argparse.Namespace) -> int:
         print(f"checkpoint written at version {version}")
         swept = _sweep_governed_writes(args.warehouse)
         print(f"removed {swept} folder(s) of ended governed write jobs")
-    report = expire(store, retain=timedelta(hours=args.retain_hours), dry_run=not args.apply)
-    verb = "deleted" if report.applied else "would delete"
+    else:
+        print(
+            f"would merge partition segments and write a checkpoint (version {store.latest().version} or, after merges, later)"
+        )
+    # A retention longer than the calendar goes back is as good as forever (and timedelta could not hold it).
+    retain = timedelta(hours=min(args.retain_hours, 24 * 365 * 1000))
+    # The dry run reports as if its checkpoint had been written, so that it says what --apply would do.
+    report = expire(store, retain=retain, dry_run=not args.apply, assume_checkpoint=not args.apply)
+    stubbed, deleted = ("replaced", "deleted") if report.applied else ("would replace", "would delete")
     print(
-        f"{verb} {len(report.log_entries)} log entries, {len(report.checkpoints)} checkpoints, "
-        f"{len(report.data_files)} data files, {len(report.temporary_files)} temporary files "
-        f"(history before version {report.base_checkpoint} is older than {args.retain_hours} h)"
+        f"{stubbed} {len(report.log_entries)} log entries with stubs; {deleted} {len(report.checkpoints)} "
+        f"checkpoints, {len(report.data_files)} data files, {len(report.temporary_files)} temporary files "
+        f"(history before version {report.base_checkpoint} is older than {args.retain_hours:g} h)"
         if report.base_checkpoint is not None
-        else f"nothing is older than the retention period ({args.retain_hours} h)"
+        else f"nothing is older than the retention period ({args.retain_hours:g} h)"
     )
     if not args.apply:
         print("dry run: pass --apply to write the checkpoint and delete")
@@ -227,6 +259,25 @@ def _cmd_fsck(args: argparse.Namespace) -> int:
     else:
         print(render(report, verbose=args.verbose))
     return 1 if report.damaged else 0
+
+
+def _iso_time(text: str) -> datetime:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not an ISO 8601 time (e.g. 2026-01-02T03:04:05+00:00)"
+        ) from None
+
+
+def _hours(text: str) -> float:
+    try:
+        hours = float(text)
+    except ValueError:
+        hours = math.nan
+    if not math.isfinite(hours) or hours < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours (0 or more)")
+    return hours
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -275,7 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_warehouse(sub.add_parser("objects", help="a governed table's objects (GetTableObjects)"))
     p.add_argument("table", metavar="DATABASE.TABLE")
     p.add_argument("--predicate", help="a PartitionPredicate (=, >, <, >=, <= joined by AND)")
-    p.add_argument("--as-of", help="the objects as of a time (ISO 8601, e.g. 2026-01-02T03:04:05+00:00)")
+    p.add_argument(
+        "--as-of", type=_iso_time, help="the objects as of a time (ISO 8601, e.g. 2026-01-02T03:04:05+00:00)"
+    )
     p.add_argument("--transaction", help="the objects as a transaction sees them (or its commit left them)")
     p.set_defaults(func=_cmd_objects)
     p = with_warehouse(sub.add_parser("info", help="the warehouse's version, checkpoints and file counts"))
@@ -283,7 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_warehouse(sub.add_parser("compact", help="checkpoint, merge small files, expire old history"))
     p.add_argument("--apply", action="store_true", help="really write and delete (default: dry run)")
     p.add_argument(
-        "--retain-hours", type=float, default=24 * 7, help="time-travel history to keep (default 168)"
+        "--retain-hours", type=_hours, default=24 * 7, help="time-travel history to keep (default 168)"
     )
     p.set_defaults(func=_cmd_compact)
     p = with_warehouse(
@@ -311,8 +364,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args))
-    except GlueError as e:
+    except (GlueError, Refused) as e:
         print(f"gluecat: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a folder that cannot be read or written, a port in use, ...
+        print(f"gluecat {args.command}: {e}", file=sys.stderr)
         return 1
 
 

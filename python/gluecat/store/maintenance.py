@@ -44,26 +44,34 @@ def expire(
     grace: timedelta = timedelta(hours=1),
     dry_run: bool = True,
     now: datetime | None = None,
+    assume_checkpoint: bool = False,
 ) -> ExpiryReport:
     """Expire history older than ``retain`` that no retained version needs.
 
     ``grace`` protects files younger than it that no commit names yet: a writer may be about to publish
     a commit naming them. A concurrent expiry may remove a checkpoint this one reads; it then starts
-    again from the new state.
+    again from the new state. ``assume_checkpoint`` (for a dry run) reports as if the latest version
+    had a checkpoint, as it has once compaction writes one before it expires.
     """
+    if assume_checkpoint and not dry_run:
+        raise ValueError("assume_checkpoint is for dry runs: write the checkpoint, then expire")
     for attempt in range(10):
         try:
-            return _expire(store, retain, grace, dry_run, now or datetime.now(UTC))
+            return _expire(store, retain, grace, dry_run, now or datetime.now(UTC), assume_checkpoint)
         except StorageError:
             if attempt == 9:
                 raise
     raise AssertionError("unreachable")
 
 
-def _expire(store: Store, retain: timedelta, grace: timedelta, dry_run: bool, now: datetime) -> ExpiryReport:
+def _expire(
+    store: Store, retain: timedelta, grace: timedelta, dry_run: bool, now: datetime, assume_checkpoint: bool
+) -> ExpiryReport:
     latest = store.latest()
     cutoff = now - retain
     checkpoints = store._checkpoints()
+    if assume_checkpoint and (not checkpoints or checkpoints[-1][0] < latest.version):
+        checkpoints = [*checkpoints, (latest.version, "")]  # never deleted: nothing is older than base
     # The newest checkpoint made before the cutoff is where the oldest retained version is rebuilt from.
     old = [(v, path) for v, path in checkpoints if store._entry_time(v) <= cutoff]
     if not old:
