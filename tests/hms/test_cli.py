@@ -67,3 +67,64 @@ def test_serve_starts_and_warns_about_plain_http(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=20)
     assert "WARNING: serving over plain HTTP" in err
+
+
+def test_users_add_refused_for_its_key_file_changes_no_password(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--password-stdin with --access-key is one command: a key file that is refused leaves the old
+    password (and keys) in place, as does a refused password with an access key asked for."""
+    users_file = tmp_path / "users.json"
+    monkeypatch.setattr(sys, "stdin", io.StringIO("old password\n"))
+    assert main(["users", "add", "alice", "--file", str(users_file), "--password-stdin", "--access-key"]) == 0
+    before = users_file.read_text()
+    bad_key = tmp_path / "bad.key"
+    bad_key.write_text("not a key")
+    monkeypatch.setattr(sys, "stdin", io.StringIO("new password\n"))
+    args = ["users", "add", "alice", "--file", str(users_file), "--password-stdin", "--access-key"]
+    assert main([*args, "--key-file", str(bad_key)]) == 2
+    assert "not a gluecat key file" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.StringIO("\n"))
+    assert main(args) == 2
+    assert "the password is empty" in capsys.readouterr().err
+    assert users_file.read_text() == before
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["users", "list", "--file"],
+        ["users", "remove", "alice", "--file"],
+        ["serve", "--insecure-http", "--users"],
+    ],
+)
+def test_a_users_file_that_is_not_one_is_a_one_line_error(
+    command: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    users_file = tmp_path / "users.json"
+    users_file.write_text("{not json")
+    assert (
+        main([*command, str(users_file), *(["-w", str(tmp_path / "w")] if command[0] == "serve" else [])])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert "not a gluecat users file" in err and len(err.splitlines()) == 1
+    assert users_file.read_text() == "{not json"
+    assert not (tmp_path / "w").exists()
+
+
+def test_serve_names_a_certificate_it_cannot_use_and_opens_no_warehouse(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gluecat.hms import users
+
+    users_file = tmp_path / "users.json"
+    users.add(users_file, "alice", "pw", n=2**10)
+    not_pem = tmp_path / "cert.pem"
+    not_pem.write_text("not a certificate")
+    for cert in (tmp_path / "missing.pem", not_pem):
+        args = ["serve", "-w", str(tmp_path / "w"), "--users", str(users_file)]
+        assert main([*args, "--tls-cert", str(cert), "--tls-key", str(cert)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"gluecat serve: the TLS certificate {cert}") and len(err.splitlines()) == 1
+    assert not (tmp_path / "w").exists()

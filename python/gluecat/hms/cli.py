@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from gluecat.hms import users
+from gluecat.serving import tls
 from gluecat.serving.http import Limits
 
 
@@ -28,9 +29,16 @@ def _serve(args: argparse.Namespace) -> int:
             "gluecat serve: give --tls-cert and --tls-key, or --insecure-http for plain HTTP", file=sys.stderr
         )
         return 2
-    if not users.load(args.users) and not keys.listing(args.users):
+    try:
+        no_users = not users.load(args.users) and not keys.listing(args.users)
+    except users.UsersFileError as e:
+        print(f"gluecat serve: {e}", file=sys.stderr)
+        return 2
+    if no_users:
         print(f"gluecat serve: {args.users} has no users; add one with 'gluecat users add'", file=sys.stderr)
         return 2
+    if args.tls_cert is not None:
+        tls.server_context(args.tls_cert, args.tls_key)  # refused before the warehouse is opened (made)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     use_server_allocator()
     collect_less_often()
@@ -87,14 +95,17 @@ def _users_add(args: argparse.Namespace) -> int:
         )
         return 2
     try:
-        if args.password_stdin:
-            password = sys.stdin.readline().rstrip("\r\n")
+        password = sys.stdin.readline().rstrip("\r\n") if args.password_stdin else None
+        if password is not None:
+            users.check(args.name, password)
+        # The access key first: its key file may be refused, and then the password must not have changed.
+        if args.access_key:
+            key_id, secret = keys.add(args.file, args.name, key_file=args.key_file)
+        if password is not None:
             users.add(args.file, args.name, password)
             print(
                 f"user {args.name} saved in {args.file}", file=sys.stderr if args.access_key else sys.stdout
             )
-        if args.access_key:
-            key_id, secret = keys.add(args.file, args.name, key_file=args.key_file)
     except users.UsersFileError as e:
         print(f"gluecat users add: {e}", file=sys.stderr)
         return 2
@@ -112,6 +123,11 @@ def _users_add(args: argparse.Namespace) -> int:
 def _users_remove(args: argparse.Namespace) -> int:
     from gluecat.aws import keys
 
+    try:
+        users.load_document(args.file)  # refused whole before anything is removed
+    except users.UsersFileError as e:
+        print(f"gluecat users remove: {e}", file=sys.stderr)
+        return 2
     removed_keys = keys.remove(args.file, args.name, args.access_key)
     if args.access_key is not None:
         if not removed_keys:
@@ -127,7 +143,11 @@ def _users_remove(args: argparse.Namespace) -> int:
 def _users_list(args: argparse.Namespace) -> int:
     from gluecat.aws import keys
 
-    access_keys = keys.listing(args.file)
+    try:
+        access_keys = keys.listing(args.file)
+    except users.UsersFileError as e:
+        print(f"gluecat users list: {e}", file=sys.stderr)
+        return 2
     for name in sorted(set(users.load(args.file)) | set(access_keys)):
         print(name)
         if args.access_keys:

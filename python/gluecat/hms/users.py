@@ -66,7 +66,8 @@ def save(path: str | Path, users: dict[str, dict[str, Any]]) -> None:
     save_document(path, {**load_document(path), "users": users})
 
 
-def add(path: str | Path, name: str, password: str, *, n: int = SCRYPT_N) -> None:
+def check(name: str, password: str) -> None:
+    """Refuse a user name or password that ``add`` would refuse, before anything is written."""
     if not name or not set(name) <= NAME_CHARACTERS or len(name) > 128:
         raise UsersFileError(f"user name {name!r}: use 1-128 letters, digits, '.', '_', '-' or '@'")
     if not password:
@@ -75,6 +76,10 @@ def add(path: str | Path, name: str, password: str, *, n: int = SCRYPT_N) -> Non
         # scrypt keys HMAC with the password, and HMAC pads a short key with NULs: "pw" and "pw\0"
         # would hash alike. No password has a NUL, so every password is compared by its exact bytes.
         raise UsersFileError("the password contains a NUL character")
+
+
+def add(path: str | Path, name: str, password: str, *, n: int = SCRYPT_N) -> None:
+    check(name, password)
     users = load(path)
     salt = secrets.token_bytes(16)
     users[name] = {

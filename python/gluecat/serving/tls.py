@@ -14,5 +14,10 @@ def server_context(cert_file: str, key_file: str | None) -> ssl.SSLContext:
     context.minimum_version = ssl.TLSVersion.TLSv1_2
     context.set_ciphers(TLS12_CIPHERS)
     context.options |= ssl.OP_NO_COMPRESSION | ssl.OP_CIPHER_SERVER_PREFERENCE | ssl.OP_NO_RENEGOTIATION
-    context.load_cert_chain(cert_file, key_file)
+    try:
+        context.load_cert_chain(cert_file, key_file)
+    except OSError as e:  # a missing file's error names no file, and a bad one's says only "PEM lib"
+        raise OSError(
+            f"the TLS certificate {cert_file} and key {key_file} cannot be used: {e.strerror or e}"
+        ) from e
     return context
