@@ -219,3 +219,13 @@ def test_objects_refuses_a_time_that_is_not_iso_8601(demo: str, capsys: pytest.C
     assert "'yesterday' is not an ISO 8601 time" in capsys.readouterr().err
     assert main(["objects", ".orders", "-w", demo]) == 2
     assert "DATABASE.TABLE" in capsys.readouterr().err
+
+
+def test_the_explain_example_of_docs_partitions_is_what_the_demo_prints(
+    demo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc = (Path(__file__).parents[1] / "docs" / "partitions.md").read_text()
+    example = doc.split("$ gluecat partitions explain sales orders ", 1)[1].split("```", 1)[0]
+    expression, shown = example.split("\n", 1)
+    assert main(["partitions", "explain", "sales", "orders", expression.strip('"'), "-w", demo]) == 0
+    assert capsys.readouterr().out == shown
