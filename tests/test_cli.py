@@ -229,3 +229,10 @@ def test_the_explain_example_of_docs_partitions_is_what_the_demo_prints(
     expression, shown = example.split("\n", 1)
     assert main(["partitions", "explain", "sales", "orders", expression.strip('"'), "-w", demo]) == 0
     assert capsys.readouterr().out == shown
+
+
+def test_spark_conf_takes_the_warehouse_as_every_command_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["spark-conf", "-w", str(tmp_path / "lake")]) == 0
+    assert f"spark.sql.catalog.glue.warehouse {tmp_path / 'lake'}\n" in capsys.readouterr().out
