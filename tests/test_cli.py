@@ -236,3 +236,16 @@ def test_spark_conf_takes_the_warehouse_as_every_command_does(
 ) -> None:
     assert main(["spark-conf", "-w", str(tmp_path / "lake")]) == 0
     assert f"spark.sql.catalog.glue.warehouse {tmp_path / 'lake'}\n" in capsys.readouterr().out
+
+
+def test_the_demo_refuses_a_warehouse_holding_other_databases(
+    warehouse: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It neither adds its sample among someone's databases nor tours them as if they were the sample."""
+    glue = Catalog(warehouse)
+    glue.create_database(DatabaseInput={"Name": "mine"})
+    version = glue.warehouse_version()
+    assert main(["demo", "--no-spark", "--warehouse", warehouse]) == 2
+    err = capsys.readouterr().err
+    assert "holds databases that are not the sample's (mine)" in err and len(err.splitlines()) == 1
+    assert glue.warehouse_version() == version

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from datetime import date, timedelta
 from typing import Any
 
@@ -20,13 +21,26 @@ COUNTRIES = ("US", "UK", "DE", "FR")
 DAYS = 14
 
 
+class NotTheSample(Exception):
+    """The warehouse holds databases of its own: the demo neither writes its sample among them nor
+    shows them as the sample."""
+
+
 def ensure_sample(warehouse: str) -> Any:
     """The sample lake in ``warehouse`` (created on first use); returns the Catalog."""
     from gluecat import Catalog
+    from gluecat.api.pages import every
 
     catalog = Catalog(warehouse)
-    if catalog.get_databases()["DatabaseList"]:
+    databases = list(every(catalog.get_databases, "DatabaseList"))
+    if [(db["Name"], db.get("Description")) for db in databases] == [("sales", "sample data")]:
         return catalog
+    if databases:
+        raise NotTheSample(
+            f"{warehouse} holds databases that are not the sample's "
+            f"({', '.join(db['Name'] for db in databases[:5])}{', ...' if len(databases) > 5 else ''}): "
+            "give the demo a new folder with --warehouse"
+        )
     root = os.path.abspath(warehouse)
     catalog.create_database(
         DatabaseInput={"Name": "sales", "Description": "sample data", "LocationUri": f"file:{root}/sales.db"}
@@ -147,7 +161,11 @@ def _spark_tour(warehouse: str, statements: list[str] | None) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    catalog = ensure_sample(args.warehouse)
+    try:
+        catalog = ensure_sample(args.warehouse)
+    except NotTheSample as e:
+        print(f"gluecat demo: {e}", file=sys.stderr)
+        return 2
     if not args.no_spark:
         return _spark_tour(catalog.warehouse, args.sql)
     _python_tour(catalog)
