@@ -128,3 +128,35 @@ def test_serve_names_a_certificate_it_cannot_use_and_opens_no_warehouse(
         err = capsys.readouterr().err
         assert err.startswith(f"gluecat serve: the TLS certificate {cert}") and len(err.splitlines()) == 1
     assert not (tmp_path / "w").exists()
+
+
+@pytest.mark.parametrize(
+    "option",
+    [
+        ["--port", "99999"],
+        ["--port", "-1"],
+        ["--workers", "0"],
+        ["--max-connections", "0"],
+        ["--reply-cache-mb", "-1"],
+        ["--max-body-mb", "0"],
+        ["--max-body-mb", "nan"],
+        ["--idle-timeout", "0"],
+        ["--request-timeout", "inf"],
+        ["--handshake-timeout", "-5"],
+    ],
+)
+def test_serve_refuses_an_option_value_it_cannot_serve_with(
+    option: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before, these were tracebacks from socket.bind or the thread pool (or a server that never
+    answered), after the warehouse had been made."""
+    from gluecat.hms import users
+
+    users_file = tmp_path / "users.json"
+    users.add(users_file, "alice", "pw", n=2**10)
+    args = ["serve", "-w", str(tmp_path / "w"), "--users", str(users_file), "--insecure-http", *option]
+    with pytest.raises(SystemExit) as exit:
+        main(args)
+    assert exit.value.code == 2
+    assert f"argument {option[0]}: {option[1]!r} is not" in capsys.readouterr().err
+    assert not (tmp_path / "w").exists()
