@@ -10,6 +10,8 @@ import pytest
 
 from gluecat import Catalog
 
+from .conftest import Governed
+
 AT = datetime(2024, 5, 1, tzinfo=UTC)
 US = ["2024-05-01", "us"]
 
@@ -43,6 +45,17 @@ def glue(catalog: Catalog) -> Catalog:
         PartitionInputList=[{"Values": US}, {"Values": ["2024-05-01", "eu"]}],
     )
     return catalog
+
+
+STRING_STATS = {
+    "Type": "STRING",
+    "StringColumnStatisticsData": {
+        "MaximumLength": 5,
+        "AverageLength": 2.5,
+        "NumberOfNulls": 0,
+        "NumberOfDistinctValues": 3,
+    },
+}
 
 
 def put(glue: Catalog, values: list[str], *stats: dict[str, Any]) -> dict[str, Any]:
@@ -184,3 +197,131 @@ def test_statistics_go_with_their_partition(glue: Catalog, warehouse: str) -> No
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": US})
     assert found(glue, US) == []
     assert Catalog(warehouse).store.latest().records("partition_column_statistics") == {}
+
+
+def table_with(columns: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "Name": "t",
+        "StorageDescriptor": {"Columns": columns},
+        "PartitionKeys": [{"Name": "dt", "Type": "string"}, {"Name": "r", "Type": "string"}],
+    }
+
+
+def error_codes(glue: Catalog, values: list[str], *columns: str) -> list[str]:
+    return [e["Error"]["ErrorCode"] for e in get(glue, values, *columns)["Errors"]]
+
+
+def test_a_table_update_outdates_the_statistics_of_partitions_with_its_columns(glue: Catalog) -> None:
+    # US has no columns of its own: its statistics columns are the table's. OWN has its own.
+    own = ["2024-05-02", "us"]
+    glue.create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInput={
+            "Values": own,
+            "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}]},
+        },
+    )
+    put(glue, US, long_stats("id"))
+    put(glue, own, long_stats("id"))
+    note = {"Name": "note", "Type": "string"}
+    glue.update_table(DatabaseName="db", TableInput={**table_with([note]), "Description": "no id"})
+    # A column of that name made again, of another type, must not find the dropped column's statistics.
+    glue.update_table(DatabaseName="db", TableInput=table_with([{"Name": "id", "Type": "string"}, note]))
+    assert found(glue, US) == []
+    assert error_codes(glue, US, "id") == ["EntityNotFoundException"]
+    assert found(glue, own) == [long_stats("id")]  # its own columns did not change
+    # Retyping in one step outdates them too; an update that keeps the column keeps them.
+    put(glue, US, {**long_stats("id"), "ColumnType": "string"} | {"StatisticsData": STRING_STATS})
+    glue.update_table(DatabaseName="db", TableInput={**table_with([{"Name": "id", "Type": "string"}, note])})
+    assert len(found(glue, US)) == 1
+    glue.update_table(DatabaseName="db", TableInput=table_with([{"Name": "id", "Type": "bigint"}, note]))
+    assert found(glue, US) == []
+
+
+def test_an_update_in_place_outdates_the_statistics_of_the_columns_it_changes(glue: Catalog) -> None:
+    def update(*columns: dict[str, str]) -> None:
+        glue.update_partition(
+            DatabaseName="db",
+            TableName="t",
+            PartitionValueList=US,
+            PartitionInput={"Values": US, "StorageDescriptor": {"Columns": list(columns)}},
+        )
+
+    note = {"Name": "note", "Type": "string"}
+    put(
+        glue,
+        US,
+        long_stats("id"),
+        {**long_stats("note"), "ColumnType": "string", "StatisticsData": STRING_STATS},
+    )
+    update({"Name": "id", "Type": "bigint"}, note)  # the table's columns, now its own: nothing changes
+    assert len(get(glue, US, "id", "note")["ColumnStatisticsList"]) == 2
+    update(note)
+    update({"Name": "id", "Type": "string"}, note)
+    assert error_codes(glue, US, "id") == ["EntityNotFoundException"]
+    assert len(found(glue, US, "note")) == 1
+    # In a batch, as one by one: an entry that retypes a column, then one that changes something else.
+    put(glue, US, {**long_stats("id"), "ColumnType": "string", "StatisticsData": STRING_STATS})
+    entry = {"PartitionValueList": US, "PartitionInput": {"Values": US}}
+    out = glue.batch_update_partition(
+        DatabaseName="db",
+        TableName="t",
+        Entries=[
+            {**entry, "PartitionInput": {"Values": US, "StorageDescriptor": {"Columns": [note]}}},
+            {
+                **entry,
+                "PartitionInput": {
+                    "Values": US,
+                    "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "string"}, note]},
+                },
+            },
+        ],
+    )
+    assert out["Errors"] == []
+    assert error_codes(glue, US, "id") == ["EntityNotFoundException"]
+    assert len(found(glue, US, "note")) == 1
+
+
+def test_a_partition_renamed_to_values_renamed_away_in_the_batch_has_no_statistics(glue: Catalog) -> None:
+    eu = ["2024-05-01", "eu"]
+    put(glue, US, long_stats("id"))
+    out = glue.batch_update_partition(
+        DatabaseName="db",
+        TableName="t",
+        Entries=[
+            {"PartitionValueList": US, "PartitionInput": {"Values": ["2024-05-09", "us"]}},
+            {"PartitionValueList": eu, "PartitionInput": {"Values": US}},
+        ],
+    )
+    assert out["Errors"] == []
+    # The partition at US is eu's: US's statistics describe the data that moved away.
+    assert found(glue, US) == []
+    assert found(glue, ["2024-05-09", "us"]) == []
+    # Renamed away and back in one batch: as the two updates one after the other.
+    put(glue, US, long_stats("id"))
+    glue.batch_update_partition(
+        DatabaseName="db",
+        TableName="t",
+        Entries=[
+            {"PartitionValueList": US, "PartitionInput": {"Values": eu}},
+            {"PartitionValueList": eu, "PartitionInput": {"Values": US}},
+        ],
+    )
+    assert found(glue, US) == []
+
+
+def test_a_transactions_table_update_outdates_partition_statistics_analyzed_since(
+    governed: Governed,
+) -> None:
+    glue = governed.glue
+    glue.create_database(DatabaseInput={"Name": "db"})
+    glue.create_table(DatabaseName="db", TableInput=table_with([{"Name": "id", "Type": "bigint"}]))
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": US})
+    tx = governed.lf.start_transaction()["TransactionId"]
+    note = {"Name": "note", "Type": "string"}
+    glue.update_table(DatabaseName="db", TableInput=table_with([note]), TransactionId=tx)
+    put(glue, US, long_stats("id"))  # analyzed after the update was staged, before its commit
+    governed.lf.commit_transaction(TransactionId=tx)
+    glue.update_table(DatabaseName="db", TableInput=table_with([{"Name": "id", "Type": "string"}, note]))
+    assert error_codes(glue, US, "id") == ["EntityNotFoundException"]

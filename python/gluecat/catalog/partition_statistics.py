@@ -2,7 +2,8 @@
 
 The table-level rules (statistics.py) for one partition: the partition must exist, its columns are its
 own storage descriptor's or else the table's, and the records (database, table, partition identity,
-column) are deleted with the partition (partitions.py) and with the table (tables.py).
+column) are deleted with the partition (partitions.py) and with the table (tables.py), and a column's
+when an update outdates them (statistics.py says which).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _partition(
     """The records' key prefix, the partition's columns, and how errors name it."""
     table = require_table(snap, database, table_name)
     doc = require_partition(ctx, snap, table, values)
-    columns = statistics.columns_of(doc) or statistics.columns_of(table)
+    columns = statistics.partition_columns(doc, table)
     return (
         (database, table_name, value_key(values)),
         columns,

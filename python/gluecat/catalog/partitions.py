@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 from gluecat import expressions as ex
 from gluecat import uniform
 from gluecat.catalog import indexes, paging, statistics
-from gluecat.catalog.context import Context, partition_key_count, require_table
+from gluecat.catalog.context import PARTITION_COLUMN_STATISTICS, Context, partition_key_count, require_table
 from gluecat.catalog.rows import group_commit, merging
 from gluecat.catalog.rows.query import Query, Window, planned
 from gluecat.catalog.rows.query import select as query_rows
@@ -304,13 +304,20 @@ def _identity_rows(v: TableView, vks: list[str]) -> pa.Table:
 
 class _Updates:
     """The partitions a commit of updates changes, as they will be after it: by identity, the new
-    document or None for a partition renamed away. Later updates in the same commit see earlier ones."""
+    document or None for a partition renamed away. Later updates in the same commit see earlier ones.
+
+    Column statistics go as they would with the updates made one by one: all of a partition's when it
+    is renamed away (even if another is then renamed to its values: they describe the data that moved),
+    and those of the columns an update in place drops, renames or retypes."""
 
     def __init__(self, ctx: Context, snap: Snapshot, table: dict[str, Any]) -> None:
         self.ctx, self.snap, self.table = ctx, snap, table
         self.view = _view(ctx, snap, table)
         self.pending: dict[str, dict[str, Any] | None] = {}
         self.rows: list[tuple[list[str], dict[str, Any] | None]] = []
+        self.renamed_away: set[str] = set()
+        self.in_place: dict[str, list[tuple[dict[str, str], dict[str, str]]]] = {}
+        """By identity, the statistics columns before and after each update in place, in order."""
 
     def doc(self, values: list[str]) -> dict[str, Any] | None:
         vk = value_key(values)
@@ -338,9 +345,16 @@ class _Updates:
             )
             self.rows.append((values, None))
             self.pending[value_key(values)] = None
+            self.renamed_away.add(value_key(values))
         doc = _partition_doc(part, old["CreationTime"])
         self.rows.append((part["Values"], doc))
         self.pending[value_key(part["Values"])] = doc
+        if part["Values"] == values:
+            columns = (
+                statistics.partition_columns(old, self.table),
+                statistics.partition_columns(doc, self.table),
+            )
+            self.in_place.setdefault(value_key(values), []).append(columns)
 
     def commit_to(self, changes: Changes) -> None:
         """One row a partition, as the updates left it; none for one that a rename made and another
@@ -350,6 +364,41 @@ class _Updates:
             final[value_key(values)] = (values, doc)
         rows = [(v, doc) for vk, (v, doc) in final.items() if doc is not None or self.view.exists(vk)]
         _commit_rows(self.table, rows, changes, snap=self.snap)
+        key = (self.table["DatabaseName"], self.table["Name"])
+        gone = [vk for vk in self.renamed_away if final[vk][1] is not None]  # the others went with their row
+        statistics.drop_partition_statistics(self.snap, key, gone, changes)
+        for vk, steps in self.in_place.items():
+            if vk not in self.renamed_away:
+                for before, after in steps:
+                    statistics.drop_outdated_partition_statistics(
+                        self.snap, (*key, vk), before, after, changes
+                    )
+
+
+def statistics_outdated_by_table_update(
+    ctx: Context, snap: Snapshot, old: dict[str, Any], new: dict[str, Any], changes: Changes
+) -> None:
+    """Add to ``changes`` the removal of the partition statistics that an UpdateTable from ``old`` to
+    ``new`` outdates: those of the columns it drops, renames or retypes, in the partitions whose columns
+    are the table's (they have none of their own), as statistics.outdated_by_update for the table's."""
+    key = (old["DatabaseName"], old["Name"])
+    stats = snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, key)
+    if not stats:
+        return
+    before, after = statistics.columns_of(old), statistics.columns_of(new)
+    candidates = [k for k in stats if statistics.outdated(k[-1], before, after)]
+    if not candidates:
+        return
+    rows = _identity_rows(_view(ctx, snap, old), sorted({k[2] for k in candidates}))
+    docs = cast(list[str], rows.column("doc").to_pylist())
+    own = {
+        vk
+        for vk, doc in zip(rows.column("_vk").to_pylist(), docs, strict=True)
+        if statistics.columns_of(codec.loads(doc))
+    }
+    for k in candidates:
+        if k[2] not in own:
+            changes.delete(PARTITION_COLUMN_STATISTICS, k)
 
 
 def update_partition(

@@ -2,9 +2,10 @@
 partition identity, column) for a partition (partition_statistics.py serves those).
 
 Both follow the same rules: a column of the table, statistics of a type that fits the column's type,
-per-column errors in the answer; they are deleted with their table, and a partition's with it. A table
-column's are deleted too when an UpdateTable drops, renames or retypes the column (as Hive's metastore
-does)."""
+per-column errors in the answer; they are deleted with their table, and a partition's with it. A
+column's are deleted too when an update drops, renames or retypes the column (as Hive's metastore
+does): a table's by UpdateTable, with those of the partitions whose columns are the table's; a
+partition's by an UpdatePartition in place, and all of a partition's when it is renamed away."""
 
 from __future__ import annotations
 
@@ -151,9 +152,30 @@ def outdated_by_update(
         return
     before, after = columns_of(old), columns_of(new)
     for key in snap.keys_with_prefix(COLUMN_STATISTICS, prefix):
-        col = key[-1]
-        if col not in after or col not in before or not _same_type(before[col], after[col]):
+        if outdated(key[-1], before, after):
             changes.delete(COLUMN_STATISTICS, key)
+
+
+def outdated(column: str, before: dict[str, str], after: dict[str, str]) -> bool:
+    """Whether statistics of ``column`` (lowercase) stop describing it when a table's or a partition's
+    columns (columns_of) go from ``before`` to ``after``: it is dropped, renamed or retyped."""
+    return column not in after or column not in before or not _same_type(before[column], after[column])
+
+
+def partition_columns(partition: dict[str, Any], table: dict[str, Any]) -> dict[str, str]:
+    """A partition's statistics columns: its own storage descriptor's, or else its table's."""
+    return columns_of(partition) or columns_of(table)
+
+
+def drop_outdated_partition_statistics(
+    snap: Snapshot, prefix: Key, before: dict[str, str], after: dict[str, str], changes: Changes
+) -> None:
+    """Add to ``changes`` the removal of the statistics of one partition (``prefix``: database, table,
+    identity) whose columns an update takes from ``before`` to ``after`` (partition_columns), for the
+    columns it drops, renames or retypes, as outdated_by_update does for a table's."""
+    for key in snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, prefix):
+        if outdated(key[-1], before, after):
+            changes.delete(PARTITION_COLUMN_STATISTICS, key)
 
 
 def drop_partition_statistics(snap: Snapshot, table: Key, identities: list[str], changes: Changes) -> None:

@@ -51,6 +51,7 @@ from gluecat.catalog import indexes, paging, statistics
 from gluecat.catalog import objects as obj
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
 from gluecat.catalog.objects import ObjectWrite
+from gluecat.catalog.partitions import statistics_outdated_by_table_update
 from gluecat.catalog.rows.view import TableView, fold
 from gluecat.catalog.staged_writes import table_changes, table_identity, with_table_write
 from gluecat.errors import (
@@ -751,6 +752,7 @@ class Transactions:
                 f"transaction {tx.id} started, which refuse its UpdateTable: {e.message}"
             ) from e
         statistics.outdated_by_update(before, key, old, new, made)
+        statistics_outdated_by_table_update(self.ctx, before, old, new, made)
 
     def _commits_since(self, after: int, upto: int) -> list[tuple[int, _Summary | None]]:
         """What each commit after version ``after`` up to ``upto`` did (None: expired, not known)."""
