@@ -67,6 +67,9 @@ def test_tags_go_with_their_resource(lake: Catalog) -> None:
         "arn:aws:glue:eu-west-1:000000000000:database/sales",  # another region
         f"{ARN}:connection/sales",  # a kind of resource gluecat does not hold
         f"{ARN}:table/sales",
+        "arn:aws-us-gov:glue:us-east-1:000000000000:database/sales",  # another partition
+        "arn:aws-cn:glue:us-east-1:000000000000:catalog",
+        f"{ARN}:catalog/",
     ],
 )
 def test_a_resource_that_is_not_here_is_not_found(lake: Catalog, arn: str) -> None:
@@ -103,3 +106,11 @@ def test_another_region_is_named_by_the_clients_region(warehouse: str) -> None:
     catalog = Catalog(warehouse, region_name="eu-west-1", catalog_id="111122223333")
     catalog.create_database(DatabaseInput={"Name": "d"}, Tags={"k": "v"})
     assert tags(catalog, "arn:aws:glue:eu-west-1:111122223333:database/d") == {"k": "v"}
+
+
+def test_an_arn_names_the_partition_of_the_clients_region(warehouse: str) -> None:
+    catalog = Catalog(warehouse, region_name="cn-north-1", catalog_id="111122223333")
+    catalog.create_database(DatabaseInput={"Name": "d"}, Tags={"k": "v"})
+    assert tags(catalog, "arn:aws-cn:glue:cn-north-1:111122223333:database/d") == {"k": "v"}
+    with pytest.raises(catalog.exceptions.EntityNotFoundException, match="partition aws-cn"):
+        tags(catalog, "arn:aws:glue:cn-north-1:111122223333:database/d")

@@ -337,7 +337,8 @@ class Catalog(ServiceClient, PartitionOperations):
 
     # -- tags --------------------------------------------------------------------------------------
     # Resources are named by Glue ARNs: arn:aws:glue:<region>:<catalog id>:catalog, ...:database/<db>
-    # and ...:table/<db>/<table>, with this catalog's id and meta.region_name.
+    # and ...:table/<db>/<table>, with this catalog's id and meta.region_name (and its partition:
+    # arn:aws-cn:... for cn-north-1).
 
     @operation("TagResource")
     def tag_resource(self, *, ResourceArn: str, TagsToAdd: dict[str, str]) -> dict[str, Any]:

@@ -7,8 +7,13 @@ table deletes its tags (databases.py and tables.py call drop_changes).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
+
+from botocore.exceptions import UnknownRegionError
+from botocore.loaders import create_loader
+from botocore.regions import EndpointResolver
 
 from gluecat.catalog.context import Context, require_database, require_table
 from gluecat.errors import EntityNotFoundException, InvalidInputException
@@ -20,21 +25,24 @@ _ARN = re.compile(r"arn:(aws[a-z-]*):glue:([^:]*):([^:]*):(.+)")
 
 
 def resource_key(ctx: Context, region: str, arn: str) -> Key:
-    """The resource an ARN of this catalog names: arn:aws:glue:<region>:<catalog id>:catalog,
-    ...:database/<db> or ...:table/<db>/<table> (names fold to lowercase, as Glue stores them)."""
+    """The resource an ARN of this catalog names: arn:<partition>:glue:<region>:<catalog id>:catalog,
+    ...:database/<db> or ...:table/<db>/<table>, the partition being the region's (aws for us-east-1,
+    aws-cn for cn-north-1, ...); names fold to lowercase, as Glue stores them."""
     m = _ARN.fullmatch(arn)
     if m is None:
         raise InvalidInputException(
             f"ResourceArn: {arn[:200]!r} is not a Glue ARN (arn:aws:glue:<region>:<account>:...)"
         )
-    _, arn_region, account, resource = m.groups()
-    if arn_region != region or account != ctx.catalog_id:
+    arn_partition, arn_region, account, resource = m.groups()
+    partition = _partition(region)
+    if arn_region != region or account != ctx.catalog_id or arn_partition != (partition or arn_partition):
         raise EntityNotFoundException(
             f"Resource {arn} not found: this catalog is {ctx.catalog_id} in {region}"
+            + (f" (partition {partition})" if partition else "")
         )
     kind, _, path = resource.partition("/")
     parts = path.split("/") if path else []
-    if kind == "catalog" and not parts:
+    if resource == "catalog":
         return ("catalog",)
     if kind == "database" and len(parts) == 1 and parts[0]:
         return ("database", parts[0].lower())
@@ -44,6 +52,17 @@ def resource_key(ctx: Context, region: str, arn: str) -> Key:
         f"Resource {arn} not found: gluecat tags the catalog, its databases and its tables "
         "(catalog, database/<name>, table/<database>/<name>)"
     )
+
+
+@functools.cache
+def _partition(region: str) -> str | None:
+    """The AWS partition of a region (aws, aws-cn, aws-us-gov, ...) as botocore's endpoint data says;
+    None for a region it does not know (a made-up local one), whose ARNs may name any partition."""
+    resolver = EndpointResolver(create_loader().load_data("endpoints"))
+    try:
+        return str(resolver.get_partition_for_region(region))
+    except UnknownRegionError:
+        return None
 
 
 def _require(snap: Snapshot, key: Key) -> None:
