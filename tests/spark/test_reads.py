@@ -180,6 +180,37 @@ def test_text_scans_are_planned_as_row_scans(spark: Any, ns: str, fmt: str) -> N
     assert [r.v for r in df.collect()] == [1]
 
 
+def test_timestamp_keys_are_filtered_in_the_sessions_time_zone(spark: Any, ns: str) -> None:
+    """A timestamp partition value is written in the session's time zone; the filter's value must be too
+    (a java.sql.Timestamp prints in the JVM's zone, an Instant in UTC), or the catalog selects nothing and
+    the query silently returns no rows."""
+    jvm_zone = spark.sparkContext._jvm.java.util.TimeZone.getDefault().getID()
+    session_zone = "Asia/Tokyo" if jvm_zone == "America/Los_Angeles" else "America/Los_Angeles"
+    spark.conf.set("spark.sql.session.timeZone", session_zone)
+    try:
+        spark.sql(
+            f"CREATE TABLE glue.{ns}.tz (v INT, ts TIMESTAMP, d DATE) USING parquet PARTITIONED BY (ts, d)"
+        )
+        spark.sql(
+            f"INSERT INTO glue.{ns}.tz VALUES (1, TIMESTAMP'2024-01-01 10:00:00', DATE'1500-03-01'), "
+            "(2, TIMESTAMP'2024-06-01 23:30:00.123', DATE'2024-02-29')"
+        )
+
+        def values(where: str) -> list[int]:
+            return [r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.tz WHERE {where} ORDER BY v").collect()]
+
+        for java8_api in ("false", "true"):  # filters carry java.sql.Timestamp / Date, or Instant / LocalDate
+            spark.conf.set("spark.sql.datetime.java8API.enabled", java8_api)
+            assert values("ts = TIMESTAMP'2024-01-01 10:00:00'") == [1]
+            assert values("ts >= TIMESTAMP'2024-06-01 23:00:00'") == [2]
+            assert values("ts IN (TIMESTAMP'2024-06-01 23:30:00.123')") == [2]
+            assert values("d = DATE'1500-03-01'") == [1]
+            assert values("d > DATE'2024-01-01' AND ts < TIMESTAMP'2025-01-01 00:00:00'") == [2]
+    finally:
+        spark.conf.unset("spark.sql.session.timeZone")
+        spark.conf.unset("spark.sql.datetime.java8API.enabled")
+
+
 def test_keys_that_expressions_cannot_compare_are_filtered_by_spark(spark: Any, ns: str) -> None:
     """A double or boolean partition key: the catalog cannot compare its values (Glue refuses such keys
     in expressions), so it leaves those filters to Spark instead of comparing them as text (which

@@ -3,8 +3,8 @@
 The JVM shim sends each filter as a JSON tree: ``{"op": "EqualTo", "attribute": "dt", "value": "2024-01-01"}``,
 ``{"op": "And", "left": {...}, "right": {...}}`` (or ``{"op": "Or", "children": [...]}`` for a chain of one
 operator, which the shim sends flat), ``{"op": "Not", "child": {...}}``, ``{"op": "In", "attribute": "k",
-"values": [...]}``; the list of filters is ANDed. Values are JSON strings, numbers or booleans (dates and
-timestamps as ISO text, decimals best as text).
+"values": [...]}``; the list of filters is ANDed. Values are JSON strings, numbers or booleans (dates as
+ISO text, timestamps as the session's local time written as partition values are, decimals best as text).
 
 Chains of AND or of OR are read without recursion, however long (a DataFrame's ``reduce(or_, ...)``
 makes one); NOT and alternations of AND and OR may nest at most MAX_DEPTH levels, as in expressions.

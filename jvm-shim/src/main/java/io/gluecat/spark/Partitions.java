@@ -225,7 +225,28 @@ final class Partitions {
         if (v instanceof Boolean b) {
             return Backend.JSON.getNodeFactory().booleanNode(b);
         }
-        // Strings, dates (LocalDate / java.sql.Date print as ISO dates), timestamps, floating point.
+        DataType temporal = temporalType(v);
+        if (temporal != null) {
+            // As values() writes a partition's value: a timestamp in the session's time zone (a
+            // java.sql.Timestamp prints in the JVM's, an Instant in UTC), a date by the proleptic calendar.
+            Object text = new Cast(Literal.create(v, temporal), DataTypes.StringType, zone()).eval(null);
+            return Backend.JSON.getNodeFactory().textNode(text.toString());
+        }
+        // Strings, floating point.
         return Backend.JSON.getNodeFactory().textNode(v.toString());
+    }
+
+    /** The Catalyst type of a date or timestamp as Spark's source filters carry it; null for another value. */
+    private static DataType temporalType(Object v) {
+        if (v instanceof java.sql.Timestamp || v instanceof java.time.Instant) {
+            return DataTypes.TimestampType;
+        }
+        if (v instanceof java.time.LocalDateTime) {
+            return DataTypes.TimestampNTZType;
+        }
+        if (v instanceof java.sql.Date || v instanceof java.time.LocalDate) {
+            return DataTypes.DateType;
+        }
+        return null;
     }
 }
