@@ -58,6 +58,12 @@ STEPS = [
     Step("INSERT INTO {db}.t VALUES (4, 'z')"),
     Step("ALTER TABLE {db}.t DROP PARTITION (p='z') PURGE"),
     Step("SELECT * FROM {db}.t"),
+    Step("CREATE TABLE {db}.ow (a INT, d DOUBLE, p STRING) USING parquet PARTITIONED BY (d, p)"),
+    Step("INSERT INTO {db}.ow VALUES (1, 1.5, 'x'), (2, 2.5, 'x'), (3, 2.5, NULL), (4, NULL, 'y')"),
+    Step("INSERT OVERWRITE {db}.ow PARTITION (d = 1.5, p = 'x') SELECT 10"),  # only that partition goes
+    Step("INSERT OVERWRITE {db}.ow PARTITION (d = 2.5, p = NULL) SELECT 11"),
+    Step("INSERT OVERWRITE {db}.ow PARTITION (d = NULL, p = 'y') SELECT 12"),
+    Step("SELECT * FROM {db}.ow"),
     Step("CREATE TABLE {db}.e (a INT, p STRING) USING parquet PARTITIONED BY (p) LOCATION '{loc}/e'"),
     Step("INSERT INTO {db}.e VALUES (1, 'x'), (2, 'y')"),
     Step("TRUNCATE TABLE {db}.e"),  # CANNOT_TRUNCATE_EXTERNAL_TABLE

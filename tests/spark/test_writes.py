@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,62 @@ def test_static_overwrite_replaces_one_partition(spark: Any, warehouse: Path, ta
     # Hive semantics: partitions under p='b' that the overwrite did not write are gone.
     assert rows(spark, table) == [(10, "a", 1), (20, "b", 5)]
     assert partitions(warehouse, table) == [["a", "1"], ["b", "5"]]
+
+
+def test_an_overwrite_replaces_exactly_the_partitions_its_condition_matches(spark: Any, ns: str) -> None:
+    """The catalog's selection for a read may hold more partitions than Spark's filters match (a double
+    key, a null test: Spark filters again); an overwrite deleted all of them, so INSERT OVERWRITE ...
+    PARTITION (d = 1.5) or (p = NULL) emptied the whole table."""
+    from pyspark.sql import functions as F
+
+    name = f"glue.{ns}.exact"
+    spark.sql(f"CREATE TABLE {name} (v INT, p STRING, d DOUBLE) USING parquet PARTITIONED BY (p, d)")
+    initial = f"INSERT INTO {name} VALUES (1, 'a', 1), (2, 'b', 2), (3, NULL, 3), (4, 'c', NULL)"
+
+    def after(overwrite: Callable[[], None]) -> list[int]:
+        spark.sql(f"TRUNCATE TABLE {name}")
+        spark.sql(initial)
+        overwrite()
+        return sorted(r.v for r in spark.table(name).collect())
+
+    def sql(statement: str) -> Callable[[], None]:
+        def run() -> None:
+            spark.sql(statement.format(name))
+
+        return run
+
+    def v2(condition: Any) -> Callable[[], None]:
+        frame = spark.sql("SELECT 9 AS v, 'z' AS p, 9D AS d")
+        return lambda: frame.writeTo(name).overwrite(condition)
+
+    assert after(sql("INSERT OVERWRITE {} PARTITION (p = 'a', d = 1) SELECT 9")) == [2, 3, 4, 9]
+    assert after(sql("INSERT OVERWRITE {} PARTITION (p = NULL, d = 3) SELECT 9")) == [1, 2, 4, 9]
+    assert after(sql("INSERT OVERWRITE {} PARTITION (p = 'c', d = NULL) SELECT 9")) == [1, 2, 3, 9]
+    assert after(sql("INSERT OVERWRITE {} PARTITION (p = 'b') SELECT 9, 2")) == [1, 3, 4, 9]
+    assert after(v2(F.col("p").isNull())) == [1, 2, 4, 9]
+    assert after(v2((F.col("p") == "a") | F.col("p").isNull())) == [2, 4, 9]
+    assert after(v2(F.col("d") > 1.5)) == [1, 4, 9]
+    assert after(v2(~(F.col("d") > 1.5))) == [2, 3, 4, 9]
+    assert after(v2(F.col("p").startswith("b"))) == [1, 3, 4, 9]
+
+
+def test_a_governed_overwrite_replaces_exactly_the_partitions_its_condition_matches(
+    spark: Any, ns: str
+) -> None:
+    """As above, for a governed table's objects (whose typed keys hold no nulls)."""
+    from pyspark.sql import functions as F
+
+    name = f"glue.{ns}.exact"
+    spark.sql(
+        f"CREATE TABLE {name} (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q) "
+        "TBLPROPERTIES ('table_type' = 'GOVERNED')"
+    )
+    spark.sql(f"INSERT INTO {name} VALUES (1, 'a', 1), (2, 'b', 2), (3, NULL, 3)")
+    spark.sql(f"INSERT OVERWRITE {name} PARTITION (p = NULL, q = 3) SELECT 8")
+    assert sorted(r.v for r in spark.table(name).collect()) == [1, 2, 8]
+    frame = spark.sql("SELECT 9 AS v, 'z' AS p, 9 AS q")
+    frame.writeTo(name).overwrite((F.col("p") == "a") | F.col("p").isNull())
+    assert sorted(r.v for r in spark.table(name).collect()) == [2, 9]
 
 
 def test_dynamic_overwrite_replaces_only_written_partitions(spark: Any, warehouse: Path, table: str) -> None:

@@ -601,7 +601,7 @@ class Backend:
         governed table's files are registered as objects in the job's transaction, which commits."""
         table = self._table(args)
         write = self.governed.commit if is_governed(table) else self.files.commit_write
-        write(table, args["staging"], args["mode"], args["written"], args.get("filters", []))
+        write(table, args["staging"], args["mode"], args["written"], args.get("overwrite", []))
 
     def op_abort_write(self, args: dict[str, Any]) -> None:
         if self.governed.owns(args["staging"]):

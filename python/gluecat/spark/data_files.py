@@ -457,17 +457,17 @@ class DataFiles:
         staging: str,
         mode: str,
         written: list[dict[str, Any]],
-        filters: list[dict[str, Any]],
+        overwrite: list[list[str]],
     ) -> None:
         """Moves a finished job's files into place, deletes the files an overwrite replaces, and registers
         new partitions (and drops the ones an overwrite emptied) in one catalog commit.
 
         ``written``: each partition the job wrote, as its folder under the staging folder (``fragment``)
-        and its values. ``mode``: APPEND, OVERWRITE_BY_FILTER (``filters``: Spark's source filters on the
-        partition columns), OVERWRITE_DYNAMIC or TRUNCATE.
+        and its values. ``mode``: APPEND, OVERWRITE_BY_FILTER (``overwrite``: the values of the partitions
+        Spark's filters match, as the shim evaluated them), OVERWRITE_DYNAMIC or TRUNCATE.
         """
         try:
-            plan = self._plan_write(table, mode, [w["values"] for w in written], filters)
+            plan = self._plan_write(table, mode, [w["values"] for w in written], overwrite)
             if plan.overwritten:
                 claims = self.claims(table=table, leaving=plan.overwritten_values)
                 self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
@@ -494,7 +494,7 @@ class DataFiles:
             delete_tree(staging)
 
     def _plan_write(
-        self, table: dict[str, Any], mode: str, written: list[list[str]], filters: list[dict[str, Any]]
+        self, table: dict[str, Any], mode: str, written: list[list[str]], replaced: list[list[str]]
     ) -> _WritePlan:
         base = table_location(table)
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
@@ -515,17 +515,11 @@ class DataFiles:
             plan.overwritten = list(existing.values())
             plan.overwritten_values = [list(v) for v in existing]
         elif mode in ("OVERWRITE_BY_FILTER", "TRUNCATE"):
-            rows = self.catalog.get_partitions_arrow(
-                DatabaseName=table["DatabaseName"],
-                TableName=table["Name"],
-                SparkFilters=filters if mode == "OVERWRITE_BY_FILTER" else [],
-            )
-            columns = [rows.column(k).to_pylist() for k in keys]
-            matched = [list(v) for v in zip(*columns, strict=True)]
-            locations = [
-                loc or f"{base}/{name(v)}"
-                for loc, v in zip(rows.column("Location").to_pylist(), matched, strict=True)
-            ]
+            # Exactly the partitions the filters match (a selection by the catalog's own evaluation of
+            # Spark's filters may hold more, which is only right for a read): all of them for TRUNCATE.
+            found = self.partition_folders(table, replaced if mode == "OVERWRITE_BY_FILTER" else None)
+            matched = [v for v, _ in found]
+            locations = [loc for _, loc in found]
             written_keys = {tuple(v) for v in written}
             plan.overwritten = sorted(set(locations) | set(existing.values()))
             plan.overwritten_values = matched + [list(v) for v in existing]

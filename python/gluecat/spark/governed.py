@@ -220,11 +220,12 @@ class GovernedWrites:
         folder: str,
         mode: str,
         written: list[dict[str, Any]],
-        filters: list[dict[str, Any]],
+        overwrite: list[list[str]],
     ) -> None:
         """Registers a finished job's files and commits its transaction (see the module's docstring);
         ``written`` is each partition written (its folder under the job's ``fragment``, its values),
-        ``mode`` APPEND, OVERWRITE_BY_FILTER (with ``filters``), OVERWRITE_DYNAMIC or TRUNCATE."""
+        ``mode`` APPEND, OVERWRITE_BY_FILTER (``overwrite``: the values of the partitions Spark's filters
+        match, as the shim evaluated them), OVERWRITE_DYNAMIC or TRUNCATE."""
         tx = transaction_of(folder)
         lf = self.lake_formation()
         db, name = table["DatabaseName"], table["Name"]
@@ -239,7 +240,7 @@ class GovernedWrites:
                 )
             operations: list[dict[str, Any]] = [
                 {"DeleteObject": {"Uri": uri, **({"PartitionValues": values} if values else {})}}
-                for values, uri in self._replaced(table, tx, mode, written, filters)
+                for values, uri in self._replaced(table, tx, mode, written, overwrite)
             ]
             operations += [
                 {
@@ -334,11 +335,12 @@ class GovernedWrites:
         tx: str,
         mode: str,
         written: list[dict[str, Any]],
-        filters: list[dict[str, Any]],
+        overwrite: list[list[str]],
     ) -> Iterator[tuple[list[str], str]]:
-        """The objects an overwrite replaces, as the transaction reads them: those of the partitions the
-        filters select (OVERWRITE_BY_FILTER), of every partition (TRUNCATE), of the partitions the job
-        wrote (OVERWRITE_DYNAMIC, and the static ones too, as Hive overwrites them)."""
+        """The objects an overwrite replaces, as the transaction reads them: those of the partitions
+        ``overwrite`` names (OVERWRITE_BY_FILTER: the partitions its filters match), of every partition
+        (TRUNCATE), of the partitions the job wrote (OVERWRITE_DYNAMIC, and the static ones too, as Hive
+        overwrites them)."""
         if mode == "APPEND":
             return
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
@@ -348,11 +350,11 @@ class GovernedWrites:
             selections = [lf.get_table_objects_arrow(**args)]
         else:
             selections = []
-            if mode == "OVERWRITE_BY_FILTER":
-                selections.append(lf.get_table_objects_arrow(**args, SparkFilters=filters))
             written_values = [list(w["values"]) for w in written]
+            if mode == "OVERWRITE_BY_FILTER":
+                written_values += [list(v) for v in overwrite]
             if written_values:
-                # The written partitions' objects, by an equality filter per key's values.
+                # The replaced partitions' objects, by an equality filter per key's values.
                 wanted = {tuple(v) for v in written_values}
                 narrowing = []
                 for i, k in enumerate(keys):

@@ -295,6 +295,46 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             new WriteTarget());
     }
 
+    /**
+     * The partitions (their values as the catalog stores them) that an overwrite's filters match, by Spark's
+     * semantics: the catalog's selection, made as for a read (which may hold more partitions than the
+     * filters match: double and boolean keys, null tests), is narrowed by the filters evaluated on each
+     * partition's typed values. Refused (nothing is written or deleted) for a filter that cannot be evaluated.
+     */
+    private List<List<String>> overwritten(Filter[] filters) {
+        if (info.partitionSchema.isEmpty()) {
+            return List.of();
+        }
+        org.apache.spark.sql.catalyst.expressions.Expression matches;
+        try {
+            matches = Partitions.predicate(info.partitionSchema, filters);
+        } catch (UnsupportedOperationException e) {
+            throw new UnsupportedOperationException(e.getMessage() + ": nothing was overwritten", e);
+        }
+        ObjectNode a = args();
+        a.set("filters", Partitions.filters(filters));
+        JsonNode answer;
+        try {
+            answer = backend.call(info.governed ? "list_objects" : "list_partitions", a);
+        } catch (Backend.GlueError e) {
+            throw e.toSpark();
+        }
+        JsonNode columns = answer.get("values");
+        int n = answer.get(info.governed ? "uris" : "locations").size();
+        java.util.LinkedHashSet<List<String>> out = new java.util.LinkedHashSet<>();
+        for (int r = 0; r < n; r++) {
+            List<String> values = new ArrayList<>();
+            for (JsonNode column : columns) {
+                values.add(column.get(r).asText());
+            }
+            if (!out.contains(values)
+                    && Boolean.TRUE.equals(matches.eval(Partitions.row(info.partitionSchema, values)))) {
+                out.add(values);
+            }
+        }
+        return new ArrayList<>(out);
+    }
+
     /** The catalog's side of a write: Python stages, moves and deletes the files, and registers partitions. */
     private final class WriteTarget implements GlueWrite.Target {
         @Override
@@ -315,7 +355,10 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         public void commit(String staging, GlueWrite.Mode mode, Filter[] filters, List<String> fragments,
                 List<List<String>> values) {
             ObjectNode a = args().put("staging", staging).put("mode", mode.name());
-            a.set("filters", Partitions.filters(filters));
+            if (mode == GlueWrite.Mode.OVERWRITE_BY_FILTER) {
+                ArrayNode replaced = a.putArray("overwrite");
+                overwritten(filters).forEach(v -> replaced.add(Partitions.json(v)));
+            }
             ArrayNode w = a.putArray("written");
             for (int i = 0; i < fragments.size(); i++) {
                 ObjectNode one = w.addObject().put("fragment", fragments.get(i));

@@ -29,6 +29,7 @@ import org.apache.spark.sql.sources.StringEndsWith;
 import org.apache.spark.sql.sources.StringStartsWith;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 
@@ -203,6 +204,110 @@ final class Partitions {
             throw new UnsupportedOperationException(f.toString());
         }
         return node;
+    }
+
+    /**
+     * Spark's source filters, ANDed, as one Catalyst predicate over a partition's typed values (a row of
+     * the partition schema), evaluated with Spark's own semantics: nulls, double and boolean keys, a
+     * timestamp in the session's time zone. The catalog's selection for a read may hold more partitions
+     * than the filters match (Spark filters them again); an overwrite must replace exactly those matched.
+     */
+    static org.apache.spark.sql.catalyst.expressions.Expression predicate(StructType schema, Filter[] filters) {
+        org.apache.spark.sql.catalyst.expressions.Expression all = Literal.create(true, DataTypes.BooleanType);
+        for (Filter f : filters) {
+            all = new org.apache.spark.sql.catalyst.expressions.And(all, catalyst(schema, f));
+        }
+        return all;
+    }
+
+    private static org.apache.spark.sql.catalyst.expressions.Expression catalyst(StructType schema, Filter f) {
+        if (f instanceof And a) {
+            return new org.apache.spark.sql.catalyst.expressions.And(catalyst(schema, a.left()), catalyst(schema, a.right()));
+        }
+        if (f instanceof Or o) {
+            return new org.apache.spark.sql.catalyst.expressions.Or(catalyst(schema, o.left()), catalyst(schema, o.right()));
+        }
+        if (f instanceof Not n) {
+            return new org.apache.spark.sql.catalyst.expressions.Not(catalyst(schema, n.child()));
+        }
+        if (f instanceof org.apache.spark.sql.sources.AlwaysTrue) {
+            return Literal.create(true, DataTypes.BooleanType);
+        }
+        if (f instanceof org.apache.spark.sql.sources.AlwaysFalse) {
+            return Literal.create(false, DataTypes.BooleanType);
+        }
+        if (f instanceof EqualTo e) {
+            return new org.apache.spark.sql.catalyst.expressions.EqualTo(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof EqualNullSafe e) {
+            return new org.apache.spark.sql.catalyst.expressions.EqualNullSafe(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof GreaterThan e) {
+            return new org.apache.spark.sql.catalyst.expressions.GreaterThan(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof GreaterThanOrEqual e) {
+            return new org.apache.spark.sql.catalyst.expressions.GreaterThanOrEqual(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof LessThan e) {
+            return new org.apache.spark.sql.catalyst.expressions.LessThan(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof LessThanOrEqual e) {
+            return new org.apache.spark.sql.catalyst.expressions.LessThanOrEqual(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof In in) {
+            List<org.apache.spark.sql.catalyst.expressions.Expression> values = new ArrayList<>();
+            for (Object v : in.values()) {
+                values.add(constant(schema, in.attribute(), v));
+            }
+            return new org.apache.spark.sql.catalyst.expressions.In(column(schema, in.attribute()),
+                io.gluecat.spark.internal.Scala.seq(values));
+        }
+        if (f instanceof IsNull e) {
+            return new org.apache.spark.sql.catalyst.expressions.IsNull(column(schema, e.attribute()));
+        }
+        if (f instanceof IsNotNull e) {
+            return new org.apache.spark.sql.catalyst.expressions.IsNotNull(column(schema, e.attribute()));
+        }
+        if (f instanceof StringStartsWith e) {
+            return new org.apache.spark.sql.catalyst.expressions.StartsWith(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof StringEndsWith e) {
+            return new org.apache.spark.sql.catalyst.expressions.EndsWith(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        if (f instanceof StringContains e) {
+            return new org.apache.spark.sql.catalyst.expressions.Contains(column(schema, e.attribute()), constant(schema, e.attribute(), e.value()));
+        }
+        throw new UnsupportedOperationException("gluecat: cannot overwrite the partitions matching " + f);
+    }
+
+    private static int index(StructType schema, String attribute) {
+        StructField[] fields = schema.fields();
+        for (int i = 0; i < fields.length; i++) {
+            if (fields[i].name().equals(attribute)) {
+                return i;
+            }
+        }
+        for (int i = 0; i < fields.length; i++) {
+            if (fields[i].name().equalsIgnoreCase(attribute)) {
+                return i;
+            }
+        }
+        throw new UnsupportedOperationException("gluecat: " + attribute + " is not a partition column");
+    }
+
+    private static org.apache.spark.sql.catalyst.expressions.Expression column(StructType schema, String attribute) {
+        int i = index(schema, attribute);
+        return new org.apache.spark.sql.catalyst.expressions.BoundReference(i, schema.fields()[i].dataType(), true);
+    }
+
+    /** A filter's value as a literal of its column's type. */
+    private static org.apache.spark.sql.catalyst.expressions.Expression constant(StructType schema, String attribute, Object v) {
+        DataType type = schema.fields()[index(schema, attribute)].dataType();
+        if (v == null) {
+            return Literal.create(null, type);
+        }
+        Literal literal = org.apache.spark.sql.catalyst.expressions.Literal$.MODULE$.apply(v);
+        return literal.dataType().equals(type) ? literal : new Cast(literal, type, zone());
     }
 
     private static void leaf(ObjectNode node, String op, String attribute, Object value) {
