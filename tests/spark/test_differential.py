@@ -37,6 +37,11 @@ def statistics_rows(rows: list[tuple[str, ...]]) -> Any:
     return [re.sub(r"^\d+ bytes, ", "", r[1]) for r in rows if r[0] == "Statistics"]
 
 
+def has_location(rows: list[tuple[str, ...]]) -> Any:
+    """Whether SHOW CREATE TABLE names a LOCATION (run again, the statement makes an external table there)."""
+    return ["\nLOCATION '" in rows[0][0]]
+
+
 def column_counts(rows: list[tuple[str, ...]]) -> Any:
     return [r for r in rows if r[0] in ("num_nulls", "distinct_count", "max_col_len")]
 
@@ -81,6 +86,8 @@ STEPS = [
         ),
     ),
     Step("DESCRIBE TABLE EXTENDED {db}.t", keep=described("Type")),
+    Step("SHOW CREATE TABLE {db}.t", keep=has_location),  # managed: no LOCATION
+    Step("SHOW CREATE TABLE {db}.e2", keep=has_location),  # external: its LOCATION
     Step("CREATE DATABASE {db}_cascade"),
     Step("CREATE TABLE {db}_cascade.m (a INT) USING parquet"),
     Step("INSERT INTO {db}_cascade.m VALUES (1)"),

@@ -292,6 +292,10 @@ class Backend:
             props["gluecat.table_type"] = "GOVERNED"
         if is_external(table):
             props["external"] = "true"  # what Spark's DESCRIBE and Catalog.getTable read as EXTERNAL
+        elif sd.get("Location"):
+            # A managed table's folder is the catalog's choice: SHOW CREATE TABLE leaves LOCATION out, as
+            # for Spark's own managed tables (run again, it would make an external table over this folder).
+            props["is_managed_location"] = "true"
         order = props.pop(COLUMN_ORDER, None)
         stats = (
             statistics.for_spark(self.catalog, table)
