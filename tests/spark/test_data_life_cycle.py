@@ -159,6 +159,84 @@ def test_a_dropped_columns_old_values_never_come_back(spark: Any, ns: str) -> No
     assert rows(spark, t) == [(1, None)]
 
 
+# A value of each type (the float exact in binary: text formats read its written digits).
+TYPED_VALUES = {
+    "tinyint": "CAST(-7 AS TINYINT)",
+    "int": "16777217",
+    "bigint": "CAST(9007199254740993 AS BIGINT)",
+    "float": "CAST(1.5 AS FLOAT)",
+    "double": "CAST(0.1 AS DOUBLE)",
+    "decimal(5,2)": "CAST(-123.45 AS DECIMAL(5,2))",
+    "decimal(20,0)": "CAST(12345678901234567890 AS DECIMAL(20,0))",
+    "date": "DATE'2024-02-29'",
+    "timestamp": "TIMESTAMP'2024-02-29 12:34:56.789'",
+    "timestamp_ntz": "TIMESTAMP_NTZ'2024-02-29 12:34:56.789'",
+    "string": "'abc'",
+}
+
+
+@pytest.mark.parametrize(
+    "fmt", ["USING parquet", "USING orc", "USING json", "USING csv", "STORED AS TEXTFILE"]
+)
+def test_a_column_type_change_is_refused_unless_the_files_read_as_the_new_type(
+    spark: Any, ns: str, fmt: str
+) -> None:
+    """Spark's built-in catalog refuses every type change. gluecat takes a widening that the table's
+    files, written with the old type, read as (each value as CAST gives it), in a session time zone
+    other than UTC and with either reader; it refused none, so that Parquet's int -> string or date ->
+    timestamp failed every later read, and decimal(20,0) -> string or JSON's timestamp -> bigint read
+    other values."""
+    name = f"glue.{ns}.retyped"
+    accepted = []
+    spark.conf.set("spark.sql.session.timeZone", "America/Los_Angeles")
+    try:
+        for old, value in TYPED_VALUES.items():
+            if old == "timestamp_ntz" and fmt == "STORED AS TEXTFILE":
+                continue  # Hive's text SerDe writes no timestamp_ntz
+            fresh = False
+            for new in TYPED_VALUES:
+                if not fresh:  # a refused change leaves the table as it was
+                    spark.sql(f"DROP TABLE IF EXISTS {name}")
+                    spark.sql(f"CREATE TABLE {name} (a {old}, b INT) {fmt}")
+                    spark.sql(f"INSERT INTO {name} VALUES ({value}, 1)")
+                    fresh = True
+                try:
+                    spark.sql(f"ALTER TABLE {name} ALTER COLUMN a TYPE {new}")
+                except AnalysisException:
+                    continue  # refused by Spark's analysis
+                except Exception as e:
+                    if "UNSUPPORTED_TABLE_CHANGE" not in str(e):
+                        raise
+                    continue  # refused by gluecat
+                accepted.append((old, new))
+                fresh = False
+                expected = spark.sql(f"SELECT CAST(CAST({value} AS {new}) AS STRING) AS a").first().a
+                for vectorized in ("true", "false"):
+                    spark.conf.set("spark.sql.parquet.enableVectorizedReader", vectorized)
+                    spark.conf.set("spark.sql.orc.enableVectorizedReader", vectorized)
+                    got = spark.sql(f"SELECT CAST(a AS STRING) AS a FROM {name}").first().a
+                    assert got == expected, (old, new, vectorized)
+    finally:
+        for key in ("session.timeZone", "parquet.enableVectorizedReader", "orc.enableVectorizedReader"):
+            spark.conf.unset(f"spark.sql.{key}")
+    assert {("int", "bigint"), ("int", "decimal(20,0)"), ("float", "double")} <= set(accepted)
+    assert ("int", "string") not in accepted and ("date", "timestamp") not in accepted
+
+
+def test_a_type_change_counts_every_type_the_files_were_written_with(spark: Any, ns: str) -> None:
+    """int -> bigint -> decimal(20,0) are each read right; decimal(20,0) -> decimal(22,2) would be too,
+    but the first files hold Parquet ints, which Parquet reads as decimals of scale 0 only."""
+    name = f"glue.{ns}.widened"
+    spark.sql(f"CREATE TABLE {name} (a INT) USING parquet")
+    spark.sql(f"INSERT INTO {name} VALUES (1)")
+    spark.sql(f"ALTER TABLE {name} ALTER COLUMN a TYPE BIGINT")
+    spark.sql(f"INSERT INTO {name} VALUES (2)")
+    spark.sql(f"ALTER TABLE {name} ALTER COLUMN a TYPE DECIMAL(20,0)")
+    with pytest.raises(Exception, match="UNSUPPORTED_TABLE_CHANGE.*files hold values of type (big)?int,"):
+        spark.sql(f"ALTER TABLE {name} ALTER COLUMN a TYPE DECIMAL(22,2)")
+    assert sorted(int(r.a) for r in spark.table(name).collect()) == [1, 2]
+
+
 def test_other_tables_data_survives_every_drop_truncate_rename_and_overwrite(
     spark: Any, warehouse: Path, ns: str, tmp_path: Path
 ) -> None:

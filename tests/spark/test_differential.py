@@ -178,6 +178,18 @@ STEPS = [
     Step("SHOW TABLES IN {db}", keep=lambda rows: sorted(r[1] for r in rows)),
     # -- what gluecat allows that the built-in catalog refuses ---------------------------------------
     Step(
+        "ALTER TABLE {db}.s ALTER COLUMN a TYPE BIGINT",
+        differs=("^rows: \\[\\]$", "gluecat widens a column to a type its files read as"),
+    ),
+    Step("SELECT a FROM {db}.s"),
+    Step(
+        "ALTER TABLE {db}.s ALTER COLUMN a TYPE STRING",
+        differs=(
+            "^error: UNSUPPORTED_TABLE_CHANGE$",
+            "both refuse; gluecat says why (Parquet reads no int as string)",
+        ),
+    ),
+    Step(
         "ALTER TABLE {db}.s DROP COLUMN b",
         differs=("^rows: \\[\\]$", "gluecat drops columns (a dropped name cannot return)"),
     ),

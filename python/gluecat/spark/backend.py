@@ -125,6 +125,41 @@ def _change(change: dict[str, Any]) -> tc.TableChange:
     raise InvalidInputException(f"unsupported table change {op!r}")
 
 
+def _check_readable_types(catalog: Catalog, table: dict[str, Any], changes: list[tc.TableChange]) -> None:
+    """Refuses a data column's new type that the table's files, written with its earlier types, would not
+    read as (Spark's built-in catalog refuses every type change): the reads would fail, or return other
+    values. Its earlier types are those of the table's versions. A partition column's values are the
+    catalog's, cast to the new type when read."""
+    retyped = [c for c in changes if isinstance(c, tc.UpdateColumnType)]
+    if not retyped:
+        return
+    try:
+        fmt, _ = formats.spark_source(table)
+    except formats.Unreadable:
+        return  # Spark reads none of its files anyway
+    versions = [
+        v["Table"]
+        for v in every(
+            catalog.get_table_versions,
+            "TableVersions",
+            DatabaseName=table["DatabaseName"],
+            TableName=table["Name"],
+        )
+    ]
+    types: dict[str, set[str]] = {}
+    for version in [table, *versions]:
+        for column in (version.get("StorageDescriptor") or {}).get("Columns", []):
+            types.setdefault(column["Name"].lower(), set()).add(column["Type"])
+    for change in retyped:
+        for old in sorted(types.get(change.name.lower(), set())):
+            if not formats.reads_as(fmt, old, change.type):
+                raise InvalidInputException(
+                    f"Column {change.name} of {table['Name']} cannot change type to {change.type}: its "
+                    f"files hold values of type {old}, which Spark's {fmt} reader does not read as "
+                    f"{change.type}. Add a new column and copy the values instead"
+                )
+
+
 class Backend:
     """Implements io.gluecat.spark.PythonCatalog for one warehouse."""
 
@@ -470,6 +505,7 @@ class Backend:
         table = self._table(args)
         layout = formats.layout(table)
         changes = [_change(c) for c in args["changes"]]
+        _check_readable_types(self.catalog, table, changes)
         new = tc.apply_changes(table_input(table), changes, layout)
         self.catalog.update_table(DatabaseName=args["database"], TableInput=new)
 

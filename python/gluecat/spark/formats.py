@@ -289,3 +289,63 @@ def layout(table: dict[str, Any]) -> Layout:
     except Unreadable:
         return Layout.BY_NAME  # the stricter rules for renames; a table Spark cannot read keeps its files
     return Layout.BY_POSITION if fmt in ("csv", HIVE_TEXT) else Layout.BY_NAME
+
+
+# Integer types by the decimal digits their values can have.
+_INTEGER_DIGITS = {"tinyint": 3, "smallint": 5, "int": 10, "integer": 10, "bigint": 20, "long": 20}
+_DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
+_CHARS = re.compile(r"(?:var)?char\(\s*\d+\s*\)")
+
+
+def _decimal(glue_type: str) -> tuple[int, int] | None:
+    """A decimal type's precision and scale (Hive's decimal alone is decimal(10,0))."""
+    if glue_type == "decimal":
+        return 10, 0
+    m = _DECIMAL.fullmatch(glue_type)
+    return (int(m.group(1)), int(m.group(2) or 0)) if m else None
+
+
+def reads_as(fmt: str, old: str, new: str) -> bool:
+    """Whether Spark 4.3's reader for ``fmt`` reads the files a column of Glue type ``old`` was written
+    with as type ``new``, each value as CAST(value AS new) gives it (CSV, JSON and text: as its written
+    digits read, so a float 1.1 reads as the double 1.1), in any session time zone and with the vectorized
+    reader on or off. Only widenings: Parquet stores each type in its own physical form (an int is not
+    read as a string, a date not as a timestamp); ORC and Hive's text SerDe read no date as timestamp_ntz.
+
+    >>> reads_as("parquet", "int", "bigint"), reads_as("parquet", "int", "string")
+    (True, False)
+    >>> reads_as("parquet", "smallint", "decimal(10,2)"), reads_as("json", "smallint", "decimal(10,2)")
+    (False, True)
+    """
+    old, new = old.strip().lower(), new.strip().lower()
+    if old == new:
+        return True
+    if _CHARS.fullmatch(old):
+        return new == "string"
+    if old in _INTEGER_DIGITS:
+        digits = _INTEGER_DIGITS[old]
+        if new in _INTEGER_DIGITS:
+            return _INTEGER_DIGITS[new] > digits
+        if new == "double":
+            return digits < 20  # a bigint does not fit a double's 53 bits (nor does Parquet read it so)
+        decimal = _decimal(new)
+        if decimal is None:
+            return False
+        if fmt == "parquet":
+            # Parquet reads its 32-bit (tinyint to int) and 64-bit integers as decimals of scale 0 with
+            # room for any value of their physical type.
+            return decimal[1] == 0 and decimal[0] >= (20 if digits == 20 else 10)
+        return decimal[0] - decimal[1] >= digits
+    if old == "float":
+        return new == "double"
+    old_decimal = _decimal(old)
+    if old_decimal is not None:
+        new_decimal = _decimal(new)
+        return (
+            new_decimal is not None
+            and new_decimal[1] >= old_decimal[1]
+            and new_decimal[0] - new_decimal[1] >= old_decimal[0] - old_decimal[1]
+        )
+    if old == "date":
+        return new == "timestamp_ntz" and fmt not in ("orc", HIVE_TEXT)
+    return False
