@@ -70,6 +70,18 @@ def test_partial_partition_specs_drop_every_partition_they_match(
     assert partitions(spark, t) == []
 
 
+def test_a_partial_spec_drops_partitions_whose_other_keys_are_null(spark: Any, ns: str) -> None:
+    """A matched partition's null date or int went back to Spark as Hive's marker text, which Spark
+    then failed to cast (CAST_INVALID_INPUT), so nothing was dropped."""
+    t = f"glue.{ns}.t"
+    spark.sql(f"CREATE TABLE {t} (v INT, d DATE, n INT, q INT) USING parquet PARTITIONED BY (d, n, q)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, NULL, NULL, 1), (2, DATE'2025-01-01', 5, 1), (3, NULL, 7, 2)")
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (q=1)")
+    assert partitions(spark, t) == ["d=null/n=7/q=2"]
+    spark.sql(f"ALTER TABLE {t} DROP PARTITION (n=7)")
+    assert partitions(spark, t) == []
+
+
 def test_partition_errors_print_values_as_written(spark: Any, ns: str) -> None:
     t = f"glue.{ns}.d"
     spark.sql(f"CREATE TABLE {t} (v INT, dt DATE) USING parquet PARTITIONED BY (dt)")

@@ -148,7 +148,9 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             List<String> values = Partitions.values(info.partitionSchema, s.values());
             boolean match = wanted.entrySet().stream().allMatch(w -> values.get(w.getKey()).equals(w.getValue()));
             if (match) {
-                out.add(specs(List.of(values)).get(0));
+                Map<String, String> spec = specs(List.of(values)).get(0);
+                spec.replaceAll((k, v) -> v.equals(Partitions.NULL_VALUE) ? null : v);  // as Spark writes a null value
+                out.add(spec);
             }
         }
         return out;
