@@ -62,3 +62,33 @@ def test_tables_and_views_share_one_namespace_of_names(spark: Any, ns: str) -> N
     spark.sql(f"ALTER VIEW glue.{ns}.v RENAME TO {ns}.w")
     assert rows(spark, f"SELECT * FROM glue.{ns}.w") == [(1,)]
     assert [r.viewName for r in spark.sql(f"SHOW VIEWS IN glue.{ns}").collect()] == ["w"]
+
+
+def test_a_view_over_temporary_objects_is_refused_as_spark_refuses_it(spark: Any, ns: str) -> None:
+    """Spark's v2 view path leaves this check to the catalog: the view was stored, and read in any session
+    its query found no temporary view (or another table of that name)."""
+    spark.sql("CREATE OR REPLACE TEMPORARY VIEW gluecat_temp_view AS SELECT 7 AS y")
+    spark.sql("DECLARE OR REPLACE VARIABLE gluecat_temp_variable INT DEFAULT 5")
+    spark.udf.register("gluecat_temp_function", lambda x: x, "int")
+    try:
+        for query in (
+            "SELECT * FROM (SELECT y FROM gluecat_temp_view)",
+            "SELECT 1 AS a WHERE 7 IN (SELECT y FROM gluecat_temp_view)",
+            "SELECT gluecat_temp_variable AS v",
+            "WITH c AS (SELECT gluecat_temp_function(1) AS f) SELECT * FROM c",
+        ):
+            with pytest.raises(AnalysisException, match="INVALID_TEMP_OBJ_REFERENCE"):
+                spark.sql(f"CREATE VIEW glue.{ns}.v AS {query}")
+            spark.sql(f"CREATE VIEW glue.{ns}.v AS SELECT 1 AS one")
+            with pytest.raises(AnalysisException, match="INVALID_TEMP_OBJ_REFERENCE"):
+                spark.sql(f"ALTER VIEW glue.{ns}.v AS {query}")
+            spark.sql(f"DROP VIEW glue.{ns}.v")
+        # A CTE of a temporary view's name is no temporary view.
+        spark.sql(
+            f"CREATE VIEW glue.{ns}.v AS WITH gluecat_temp_view AS (SELECT 1 AS z) SELECT * FROM gluecat_temp_view"
+        )
+        assert rows(spark, f"SELECT * FROM glue.{ns}.v") == [(1,)]
+    finally:
+        spark.sql("DROP VIEW IF EXISTS gluecat_temp_view")
+        spark.sql("DROP TEMPORARY VARIABLE IF EXISTS gluecat_temp_variable")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS gluecat_temp_function")

@@ -245,6 +245,8 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
     }
 
     private void putView(Identifier ident, View view, boolean replace) {
+        io.gluecat.spark.internal.Views.refuseTemporaryReferences(
+            List.of(name, database(ident), ident.name()), view.queryText());
         ObjectNode args = Backend.table(database(ident), ident.name()).put("replace", replace);
         ObjectNode v = args.putObject("view");
         v.put("query", view.queryText());
