@@ -122,6 +122,10 @@ STEPS = [
     ),
     Step("INSERT INTO {db}.txt VALUES (1, 'x|y'), (2, NULL), (3, '')"),
     Step("SELECT * FROM {db}.txt"),
+    Step(
+        "CREATE TABLE {db}.txt_ntz (a TIMESTAMP_NTZ) STORED AS TEXTFILE",
+        differs=("^error: IllegalArgumentException$", "both refuse: Hive's SerDe has no timestamp_ntz"),
+    ),
     Step("python:text {db}.txt"),  # the bytes Hive's SerDe writes
     Step("DESCRIBE TABLE EXTENDED {db}.txt", keep=described("Provider")),
     Step("CREATE TABLE {db}.c (a INT, b STRING) USING csv OPTIONS (sep ';', header 'true')"),
@@ -190,6 +194,11 @@ STEPS = [
     ),
     Step("SHOW PARTITIONS {db}.found", differs=(r"^rows: \[\('p=1',\), \('p=2',\)\]$", "as above")),
     Step("SHOW TABLES IN {db}", keep=lambda rows: sorted(r[1] for r in rows)),
+    Step("CREATE TABLE {db}.rn (a INT) USING parquet"),
+    Step("INSERT INTO {db}.rn VALUES (1)"),
+    Step("ALTER TABLE {db}.rn RENAME TO {raw_db}.s"),  # TABLE_OR_VIEW_ALREADY_EXISTS, nothing moves
+    Step("SELECT * FROM {db}.rn"),
+    Step("SELECT a FROM {db}.s"),
     # -- what gluecat allows that the built-in catalog refuses ---------------------------------------
     Step(
         "ALTER TABLE {db}.s ALTER COLUMN a TYPE BIGINT",

@@ -18,7 +18,7 @@ from gluecat.api import shapes
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.catalog import table_changes as tc
-from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
+from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
@@ -520,6 +520,12 @@ class Backend:
         table = self._table(args)
         _not_governed(table, "ALTER TABLE RENAME TO")  # its objects would stay with the old name
         database, name = args["new_database"], args["new_name"]
+        try:
+            self.catalog.get_table(DatabaseName=database, Name=name)
+        except EntityNotFoundException:
+            pass
+        else:  # said before the folder it would move to is found taken (by that table)
+            raise AlreadyExistsException(f"Table {database}.{name} already exists")
         move = self.files.plan_rename(table, database, name)
         new = table_input(table)
         new["Name"] = name

@@ -189,12 +189,20 @@ _COMPLEX = ("array<", "map<", "struct<")
 
 
 def check_columns(source: str, columns: list[dict[str, Any]], partition_keys: list[dict[str, Any]]) -> None:
-    """Refuses, at CREATE, a table that no write could fill: every column a partition column, or a nested
-    column in CSV (Spark's CSV source cannot hold one), with Spark's own error classes."""
+    """Refuses, at CREATE, a table that no write could fill: every column a partition column, a nested
+    column in CSV (Spark's CSV source cannot hold one), with Spark's own error classes; a timestamp_ntz
+    column in Hive text, whose SerDe has no such type (Spark's Hive catalog refuses the table too)."""
     if partition_keys and not columns:
         raise SparkRefusal(
             "ALL_PARTITION_COLUMNS_NOT_ALLOWED", {}, "Cannot use all columns for partition columns"
         )
+    if source == HIVE_TEXT:
+        for c in columns:
+            if "timestamp_ntz" in c["type"].lower():
+                raise InvalidInputException(
+                    f"Column {c['name']} has type {c['type']}, which Hive's text SerDe (STORED AS TEXTFILE) "
+                    "cannot read or write: use timestamp, or a Spark format (USING parquet, orc, csv or json)"
+                )
     if source == "csv":
         for c in columns:
             if c["type"].replace(" ", "").lower().startswith(_COMPLEX):
