@@ -1042,3 +1042,22 @@ def test_objects_as_arrow_for_a_scan_at_a_transaction_or_a_time(governed: Govern
         uris(SparkFilters=spark, Expression="n = 1")
     with pytest.raises(lf.exceptions.InvalidInputException, match="QueryAsOfTime: cannot be specified"):
         uris(TransactionId=tx, QueryAsOfTime=then)
+
+
+def test_a_date_key_takes_the_years_0000_to_9999_as_partitions_do(governed: Governed) -> None:
+    """The range the partition index document gives dates, which partitions and their expressions take."""
+    make_table(governed, keys=[("d", "date")])
+    commit(
+        governed,
+        add("s3://lake/t/bc", "0000-02-29"),  # 1 BC was a leap year
+        add("s3://lake/t/ad", "0001-01-01"),
+        add("s3://lake/t/now", "9999-12-31"),
+    )
+    assert objects(governed, PartitionPredicate="d < '0001-01-01'") == [(("0000-02-29",), "s3://lake/t/bc")]
+    assert [uri for _, uri in objects(governed, PartitionPredicate="d >= '0000-03-01'")] == [
+        "s3://lake/t/ad",
+        "s3://lake/t/now",
+    ]
+    tx = start(governed)
+    with pytest.raises(governed.lf.exceptions.InvalidInputException, match="a date"):
+        write(governed, tx, add("s3://lake/t/x", "0001-02-29"))  # no such day

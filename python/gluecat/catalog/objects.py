@@ -21,7 +21,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any, cast
 
@@ -40,6 +40,7 @@ from gluecat.expressions.types import (
     INT64_MAX,
     INT64_MIN,
     INTEGER_VALUE,
+    Date,
     KeyType,
     UnsupportedKeyType,
     key_type,
@@ -157,10 +158,10 @@ def _canonical(text: str, glue_type: str) -> str | tuple[str, str]:
         d = Decimal(text).normalize()
         return "0" if d.is_zero() else format(d, "f")
     if kt.kind == "date":
-        if not DATE_VALUE.fullmatch(text) or text.startswith("0000"):
+        if not DATE_VALUE.fullmatch(text):
             return ("value", "a date (yyyy-MM-dd)")
         try:
-            date.fromisoformat(text)
+            Date.of(int(text[:4]), int(text[5:7]), int(text[8:10]))  # years 0000 to 9999, as partitions
         except ValueError:
             return ("value", "a date (yyyy-MM-dd)")
         return text
