@@ -306,3 +306,22 @@ def test_a_job_whose_objects_are_refused_fails_naming_why_and_leaves_nothing(
         spark.sql(f"INSERT INTO glue.{ns}.i VALUES (1, NULL), (2, 3)")
     assert objects(warehouse, ns, "i") == []
     assert list((warehouse / f"{ns}.db" / "i").rglob("*")) == []  # no file, and no folder made for one
+
+
+def test_overwrite_and_truncate_replace_partitions_of_a_decimal_key(spark: Any, ns: str) -> None:
+    # Spark spells a decimal(10,2) key's value 1.50; objects keep it as 1.5: the same partition.
+    name = f"glue.{ns}.dec"
+    spark.sql(f"CREATE TABLE {name} (v INT, d DECIMAL(10,2)) USING parquet PARTITIONED BY (d) {GOVERNED}")
+    spark.sql(f"INSERT INTO {name} VALUES (1, 1.50), (2, 2.00), (3, 3.25)")
+
+    def got() -> list[tuple[int, str]]:
+        return sorted((r.v, str(r.d)) for r in spark.sql(f"SELECT v, d FROM {name}").collect())
+
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        spark.sql(f"INSERT OVERWRITE {name} VALUES (4, 1.50)")
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+    assert got() == [(2, "2.00"), (3, "3.25"), (4, "1.50")]
+    spark.sql(f"TRUNCATE TABLE {name} PARTITION (d = 2.00)")
+    assert got() == [(3, "3.25"), (4, "1.50")]

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat import Catalog, LakeFormation
-from gluecat.catalog.objects import is_governed
+from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
 from gluecat.errors import (
     GlueError,
@@ -353,6 +353,8 @@ class GovernedWrites:
             written_values = [list(w["values"]) for w in written]
             if mode == "OVERWRITE_BY_FILTER":
                 written_values += [list(v) for v in overwrite]
+            # As objects keep them: Spark spells a decimal(10,2) key's value 1.50, objects keep 1.5.
+            written_values = [_as_kept(table, v) for v in written_values]
             if written_values:
                 # The replaced partitions' objects, by an equality filter per key's values.
                 wanted = {tuple(v) for v in written_values}
@@ -393,6 +395,18 @@ def objects_answer(rows: pa.Table, keys: list[str]) -> dict[str, Any]:
         "uris": rows.column("Uri").to_pylist(),
         "sizes": rows.column("Size").to_pylist(),
     }
+
+
+def _as_kept(table: dict[str, Any], values: list[str]) -> list[str]:
+    """Partition values as Spark spells them, in the canonical form objects keep them in; a value no key
+    of its type takes (Hive's null marker in an integer key) stays as it is: no object has it."""
+    out = []
+    for value, (_, glue_type) in zip(values, keys_of(table), strict=True):
+        try:
+            out.append(canonical_value(value, glue_type, "PartitionValues"))
+        except InvalidInputException:
+            out.append(value)
+    return out
 
 
 def _pairs(rows: pa.Table, keys: list[str]) -> list[tuple[list[str], str]]:
