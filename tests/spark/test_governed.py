@@ -325,3 +325,27 @@ def test_overwrite_and_truncate_replace_partitions_of_a_decimal_key(spark: Any, 
     assert got() == [(2, "2.00"), (3, "3.25"), (4, "1.50")]
     spark.sql(f"TRUNCATE TABLE {name} PARTITION (d = 2.00)")
     assert got() == [(3, "3.25"), (4, "1.50")]
+
+
+def test_partition_values_with_characters_spark_escapes_are_written_and_read(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    """Spark names a partition's folder with its value escaped (`a:b` is `p=a%3Ab`); the file goes to
+    that folder, as a plain table's does, and its object's Uri is a file URI of it, percent-encoded, that
+    pyarrow and Hadoop both read as that file."""
+    name = f"glue.{ns}.esc"
+    spark.sql(f"CREATE TABLE {name} (v INT, p STRING) USING parquet PARTITIONED BY (p) {GOVERNED}")
+    values = ["a:b", "a b", "100%", "x/y", "plain"]
+    spark.sql(f"INSERT INTO {name} VALUES " + ", ".join(f"({i}, '{v}')" for i, v in enumerate(values)))
+    got = sorted((r.v, r.p) for r in spark.sql(f"SELECT v, p FROM {name}").collect())
+    assert got == list(enumerate(values))
+    folders = {p.parent.name for p in (warehouse / f"{ns}.db" / "esc").rglob("*.parquet")}
+    assert folders == {"p=a%3Ab", "p=a b", "p=100%25", "p=x%2Fy", "p=plain"}
+    uris = sorted(o["Uri"] for o in objects(warehouse, ns, "esc"))
+    assert [u.rsplit("/", 2)[-2] for u in uris] == [
+        "p=100%2525",
+        "p=a%20b",
+        "p=a%253Ab",
+        "p=plain",
+        "p=x%252Fy",
+    ]

@@ -24,6 +24,7 @@ import hashlib
 import posixpath
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -61,13 +62,28 @@ def md5_hex(path: str, fs: pafs.FileSystem) -> str:
     return digest.hexdigest()
 
 
+# What a URI's path may hold unescaped (RFC 3986 pchar and "/"); anything else, "%" among it, is
+# percent-encoded, so that a folder Spark named with escapes (p=a%3Ab) is the folder the URI names.
+_URI_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+
 def _uri(location: str, path: str) -> str:
-    """A file's URI as objects hold it: ``file:///...`` for a local file (what Hadoop and pyarrow both
-    read), the table location's scheme otherwise."""
+    """A file's URI as objects hold it: ``file:///...`` for a local file, the table location's scheme
+    otherwise, its path percent-encoded: pyarrow reads it as that file, and the shim too (shim_uri)."""
     if "://" in location and not location.startswith("file:"):
         scheme = location.split("://", 1)[0]
-        return f"{scheme}://{path.lstrip('/')}"
-    return "file://" + path
+        return f"{scheme}://{urllib.parse.quote(path.lstrip('/'), safe=_URI_PATH_SAFE)}"
+    return "file://" + urllib.parse.quote(path, safe=_URI_PATH_SAFE)
+
+
+def shim_uri(uri: str) -> str:
+    """An object's URI as the shim reads it: Hadoop's Path of a string takes no escapes, where pyarrow
+    decodes them, so the path is handed over decoded (the same file for both)."""
+    parts = urllib.parse.urlsplit(uri)
+    if not parts.scheme or "%" not in parts.path:
+        return uri
+    path = urllib.parse.unquote(parts.path)
+    return f"{parts.scheme}://{parts.netloc}{path}" if parts.netloc else f"{parts.scheme}:{path}"
 
 
 def transaction_of(folder: str) -> str:
@@ -308,12 +324,13 @@ class GovernedWrites:
         """The job's files with their final places, sizes and ETags (hashed on a few threads: hashlib
         releases the GIL)."""
         base = table_location(table)
+        _, base_path = filesystem(base)
         fs, _ = filesystem(folder)
         files = []
         for w in written:
             source = f"{folder}/{w['fragment']}" if w["fragment"] else folder
-            target = f"{base}/{w['fragment']}" if w["fragment"] else base
-            _, target_path = filesystem(target)
+            # Spark's folder name as Spark wrote it (p=a%3Ab), not read as a URI (which would decode it).
+            target_path = f"{base_path.rstrip('/')}/{w['fragment']}" if w["fragment"] else base_path
             for path in data_files(source):
                 info = fs.get_file_info(path)
                 files.append(
@@ -392,7 +409,7 @@ def objects_answer(rows: pa.Table, keys: list[str]) -> dict[str, Any]:
     """Objects as the shim reads them: a column of values per key, then each object's URI and size."""
     return {
         "values": [rows.column(k).to_pylist() for k in keys],
-        "uris": rows.column("Uri").to_pylist(),
+        "uris": [shim_uri(str(u)) for u in rows.column("Uri").to_pylist()],
         "sizes": rows.column("Size").to_pylist(),
     }
 
