@@ -93,6 +93,12 @@ def copy_doc(doc: Any) -> Any:
     return doc
 
 
+def type_spelling(glue_type: str) -> str:
+    """A Hive type name as compared for a change: case and spaces ignored (``DECIMAL(10, 2)`` is
+    ``decimal(10,2)``)."""
+    return "".join(glue_type.lower().split())
+
+
 def partition_key_count(table: dict[str, Any]) -> int:
     return len(table.get("PartitionKeys") or [])
 

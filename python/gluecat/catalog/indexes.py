@@ -22,6 +22,7 @@ from gluecat.catalog.context import (
     copy_doc,
     partition_key_count,
     require_table,
+    type_spelling,
 )
 from gluecat.errors import (
     AlreadyExistsException,
@@ -230,8 +231,8 @@ def check_table_update(ctx: Context, snap: Snapshot, old: dict[str, Any], new: d
 
 def _type_spelling(glue_type: str | None) -> str:
     """A key's type as compared for a change: a key without a Type is a string key (as its index
-    records it), and Hive type names ignore case and spaces (``INT`` is ``int``)."""
-    return "".join((glue_type or "string").lower().split())
+    records it), spelled as type_spelling compares types (``INT`` is ``int``)."""
+    return type_spelling(glue_type or "string")
 
 
 def public(desc: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,13 @@ import pyarrow.compute as pc
 from gluecat import expressions as ex
 from gluecat import uniform
 from gluecat.catalog import indexes, paging, statistics
-from gluecat.catalog.context import PARTITION_COLUMN_STATISTICS, Context, partition_key_count, require_table
+from gluecat.catalog.context import (
+    COLUMN_STATISTICS,
+    PARTITION_COLUMN_STATISTICS,
+    Context,
+    partition_key_count,
+    require_table,
+)
 from gluecat.catalog.rows import group_commit, merging
 from gluecat.catalog.rows.query import Query, Window, planned
 from gluecat.catalog.rows.query import select as query_rows
@@ -370,22 +376,23 @@ class _Updates:
         for vk, steps in self.in_place.items():
             if vk not in self.renamed_away:
                 for before, after in steps:
-                    statistics.drop_outdated_partition_statistics(
-                        self.snap, (*key, vk), before, after, changes
+                    statistics.drop_outdated(
+                        self.snap, PARTITION_COLUMN_STATISTICS, (*key, vk), before, after, changes
                     )
 
 
 def statistics_outdated_by_table_update(
     ctx: Context, snap: Snapshot, old: dict[str, Any], new: dict[str, Any], changes: Changes
 ) -> None:
-    """Add to ``changes`` the removal of the partition statistics that an UpdateTable from ``old`` to
-    ``new`` outdates: those of the columns it drops, renames or retypes, in the partitions whose columns
-    are the table's (they have none of their own), as statistics.outdated_by_update for the table's."""
+    """Add to ``changes`` the removal of the column statistics that an UpdateTable from ``old`` to
+    ``new`` outdates: those of the columns it drops, renames or retypes, the table's and those of the
+    partitions whose columns are the table's (they have none of their own)."""
     key = (old["DatabaseName"], old["Name"])
+    before, after = statistics.columns_of(old), statistics.columns_of(new)
+    statistics.drop_outdated(snap, COLUMN_STATISTICS, key, before, after, changes)
     stats = snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, key)
     if not stats:
         return
-    before, after = statistics.columns_of(old), statistics.columns_of(new)
     candidates = [k for k in stats if statistics.outdated(k[-1], before, after)]
     if not candidates:
         return

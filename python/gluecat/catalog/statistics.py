@@ -17,6 +17,7 @@ from gluecat.catalog.context import (
     Context,
     copy_doc,
     require_table,
+    type_spelling,
 )
 from gluecat.errors import EntityNotFoundException
 from gluecat.store.snapshot import Changes, Key, Snapshot
@@ -137,29 +138,14 @@ def delete_column_statistics(ctx: Context, database: str, table: str, column: st
     ctx.store.commit("DeleteColumnStatisticsForTable", build)
 
 
-def _same_type(a: str, b: str) -> bool:
-    return "".join(a.split()).lower() == "".join(b.split()).lower()
-
-
-def outdated_by_update(
-    snap: Snapshot, prefix: Key, old: dict[str, Any], new: dict[str, Any], changes: Changes
-) -> None:
-    """Add to ``changes`` the removal of the table statistics of the columns that an UpdateTable from
-    ``old`` to ``new`` drops, renames or retypes, as Hive's metastore removes them: they describe values
-    of the column as it was, and a column of the name made again (or of another type) must not find them.
-    """
-    if not snap.keys_with_prefix(COLUMN_STATISTICS, prefix):
-        return
-    before, after = columns_of(old), columns_of(new)
-    for key in snap.keys_with_prefix(COLUMN_STATISTICS, prefix):
-        if outdated(key[-1], before, after):
-            changes.delete(COLUMN_STATISTICS, key)
-
-
 def outdated(column: str, before: dict[str, str], after: dict[str, str]) -> bool:
     """Whether statistics of ``column`` (lowercase) stop describing it when a table's or a partition's
     columns (columns_of) go from ``before`` to ``after``: it is dropped, renamed or retyped."""
-    return column not in after or column not in before or not _same_type(before[column], after[column])
+    return (
+        column not in after
+        or column not in before
+        or type_spelling(before[column]) != type_spelling(after[column])
+    )
 
 
 def partition_columns(partition: dict[str, Any], table: dict[str, Any]) -> dict[str, str]:
@@ -167,15 +153,17 @@ def partition_columns(partition: dict[str, Any], table: dict[str, Any]) -> dict[
     return columns_of(partition) or columns_of(table)
 
 
-def drop_outdated_partition_statistics(
-    snap: Snapshot, prefix: Key, before: dict[str, str], after: dict[str, str], changes: Changes
+def drop_outdated(
+    snap: Snapshot, kind: str, prefix: Key, before: dict[str, str], after: dict[str, str], changes: Changes
 ) -> None:
-    """Add to ``changes`` the removal of the statistics of one partition (``prefix``: database, table,
-    identity) whose columns an update takes from ``before`` to ``after`` (partition_columns), for the
-    columns it drops, renames or retypes, as outdated_by_update does for a table's."""
-    for key in snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, prefix):
+    """Add to ``changes`` the removal of the statistics records of ``kind`` under ``prefix`` (a table's:
+    database, table; or one partition's: database, table, identity) whose columns an update takes from
+    ``before`` to ``after``, for the columns it drops, renames or retypes, as Hive's metastore removes
+    them: they describe values of the column as it was, and a column of the name made again (or of
+    another type) must not find them."""
+    for key in snap.keys_with_prefix(kind, prefix):
         if outdated(key[-1], before, after):
-            changes.delete(PARTITION_COLUMN_STATISTICS, key)
+            changes.delete(kind, key)
 
 
 def drop_partition_statistics(snap: Snapshot, table: Key, identities: list[str], changes: Changes) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-from gluecat.catalog import iceberg, indexes, objects, paging, partitions, statistics, tags
+from gluecat.catalog import iceberg, indexes, objects, paging, partitions, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
@@ -178,7 +178,6 @@ def update_table(
         )
         changes.put(TABLE, (database, name), doc)
         changes.put(TABLE_VERSION, _version_key(database, name, new_version), doc)
-        statistics.outdated_by_update(snap, (database, name), old, doc, changes)
         partitions.statistics_outdated_by_table_update(ctx, snap, old, doc, changes)
         return changes
 

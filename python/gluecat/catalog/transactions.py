@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
-from gluecat.catalog import indexes, paging, statistics
+from gluecat.catalog import indexes, paging
 from gluecat.catalog import objects as obj
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
 from gluecat.catalog.objects import ObjectWrite
@@ -751,7 +751,6 @@ class Transactions:
                 f"Table {key[1]} in database {key[0]} was given partition indexes or partitions since "
                 f"transaction {tx.id} started, which refuse its UpdateTable: {e.message}"
             ) from e
-        statistics.outdated_by_update(before, key, old, new, made)
         statistics_outdated_by_table_update(self.ctx, before, old, new, made)
 
     def _commits_since(self, after: int, upto: int) -> list[tuple[int, _Summary | None]]:
