@@ -270,14 +270,24 @@ def _iso_time(text: str) -> datetime:
         ) from None
 
 
-def _hours(text: str) -> float:
-    try:
-        hours = float(text)
-    except ValueError:
-        hours = math.nan
-    if not math.isfinite(hours) or hours < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hours (0 or more)")
-    return hours
+def number(kind: type[int] | type[float], least: float, most: float = math.inf, unit: str = "") -> Any:
+    """An argparse type: a finite number of ``kind`` from ``least`` to ``most`` (of ``unit``, said in the
+    refusal)."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            value = math.nan
+        if not (math.isfinite(value) and least <= value <= most):
+            bounds = f"from {least:g} to {most:g}" if math.isfinite(most) else f"{least:g} or more"
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {what}{f' of {unit}' if unit else ''} ({bounds})"
+            )
+        return value
+
+    return parse
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -336,7 +346,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_warehouse(sub.add_parser("compact", help="checkpoint, merge small files, expire old history"))
     p.add_argument("--apply", action="store_true", help="really write and delete (default: dry run)")
     p.add_argument(
-        "--retain-hours", type=_hours, default=24 * 7, help="time-travel history to keep (default 168)"
+        "--retain-hours",
+        type=number(float, 0, unit="hours"),
+        default=24 * 7,
+        help="time-travel history to keep (default 168)",
     )
     p.set_defaults(func=_cmd_compact)
     p = with_warehouse(

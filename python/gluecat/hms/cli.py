@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import math
 import os
 import sys
 from typing import Any
 
+from gluecat.cli import number
 from gluecat.hms import users
 from gluecat.serving import tls
 from gluecat.serving.http import Limits
@@ -157,24 +157,6 @@ def _users_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _number(kind: type[int] | type[float], least: float, most: float = math.inf) -> Any:
-    """An argparse type: a finite number of ``kind`` from ``least`` to ``most``."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            value = math.nan
-        if not least <= value <= most:  # NaN too
-            bounds = f"from {least:g} to {most:g}" if math.isfinite(most) else f"{least:g} or more"
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not {'an integer' if kind is int else 'a number'} {bounds}"
-            )
-        return value
-
-    return parse
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "serve",
@@ -182,9 +164,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--warehouse", "-w", default="warehouse")
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument(
-        "--port", type=_number(int, 0, 65535), default=9083, help="0: any free port (default 9083)"
-    )
+    p.add_argument("--port", type=number(int, 0, 65535), default=9083, help="0: any free port (default 9083)")
     p.add_argument("--path", default="/")
     p.add_argument("--users", required=True, help="the users file (gluecat users add ...)")
     p.add_argument("--tls-cert")
@@ -194,45 +174,45 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--reply-cache-mb",
-        type=_number(int, 0),
+        type=number(int, 0),
         default=256,
         help="memory for encoded replies reused while the warehouse is unchanged, for each protocol (0: none)",
     )
     defaults = Limits()
     p.add_argument(
         "--max-connections",
-        type=_number(int, 1),
+        type=number(int, 1),
         default=defaults.max_connections,
         help="open connections at most; the longest-idle is closed to admit a new one (default %(default)s)",
     )
     p.add_argument(
         "--workers",
-        type=_number(int, 1),
+        type=number(int, 1),
         default=defaults.workers,
         help="threads serving requests (default %(default)s)",
     )
     p.add_argument(
         "--max-body-mb",
-        type=_number(float, 1 / 1024 / 1024, 1024**2),
+        type=number(float, 1 / 1024 / 1024, 1024**2),
         default=defaults.max_body_bytes / 1024 / 1024,
         help="largest request body; larger is refused with 413 unread (default %(default)s)",
     )
     p.add_argument(
         "--handshake-timeout",
-        type=_number(float, 0.001, 1e9),
+        type=number(float, 0.001, 1e9),
         default=defaults.handshake_timeout,
         help="seconds for a TLS handshake (default %(default)s)",
     )
     p.add_argument(
         "--idle-timeout",
-        type=_number(float, 0.001, 1e9),
+        type=number(float, 0.001, 1e9),
         default=defaults.idle_timeout,
         help="seconds for a request's headers to arrive, from the connection's start or last reply "
         "(default %(default)s)",
     )
     p.add_argument(
         "--request-timeout",
-        type=_number(float, 0.001, 1e9),
+        type=number(float, 0.001, 1e9),
         default=defaults.request_timeout,
         help="seconds for a request's body to arrive, and for its reply to be taken (default %(default)s)",
     )
