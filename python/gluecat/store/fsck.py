@@ -21,6 +21,7 @@ from gluecat.errors import StorageError
 from gluecat.store import files, layout, log
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.snapshot import Link
+from gluecat.store.store import Store
 
 
 @dataclass
@@ -75,10 +76,9 @@ def check(warehouse: str) -> FsckReport:
     entries = _check_log(fs, report)
     checkpoint_segments = _check_checkpoints(fs, report, entries)
     _check_data(fs, report, entries, checkpoint_segments)
-    if report.version is not None:
-        _check_opens(warehouse, report)
-    if not report.damaged:
-        _check_merges(warehouse, report, entries)
+    store = _check_opens(warehouse, report) if report.version is not None else None
+    if store is not None and not report.damaged:
+        _check_merges(store, report, entries)
     return report
 
 
@@ -236,15 +236,17 @@ def _check_data(
             )
 
 
-def _check_opens(warehouse: str, report: FsckReport) -> None:
-    """The warehouse opens at its latest version (this also replays the log after the newest checkpoint)."""
-    from gluecat.store.store import Store
-
+def _check_opens(warehouse: str, report: FsckReport) -> Store | None:
+    """The warehouse opens at its latest version (this also replays the log after the newest checkpoint);
+    the store opened, or None if it does not open."""
     try:
-        Store(warehouse).latest()
+        store = Store(warehouse)
+        store.latest()
     except StorageError as e:
         if not report.damaged:
             report.damage(report.warehouse, f"does not open: {_why(e)}")
+        return None
+    return store
 
 
 IDENTITY, DELETED, DOC = "_vk", "_tomb", "doc"
@@ -252,22 +254,17 @@ IDENTITY, DELETED, DOC = "_vk", "_tomb", "doc"
 identity's newest row, deleted or not, and its document."""
 
 
-def _check_merges(warehouse: str, report: FsckReport, entries: dict[int, log.Entry]) -> None:
+def _check_merges(store: Store, report: FsckReport, entries: dict[int, log.Entry]) -> None:
     """Each merge's segment holds the newest row of each identity of its run: deletions kept, or (a merge
     of all of a table's segments) dropped. Runs an expiry has removed are not checked. gluecat before
     the fix of 2026-11-27 could merge another process's rows in place of a segment whose version that
     process had lost to the segment's writer, losing the writer's partitions: this finds such a merge."""
-    from gluecat.store.store import Store
-
     merges = [
         (version, action)
         for version, entry in sorted(entries.items())
         for action in entry.actions
         if isinstance(action, log.MergeSegments)
     ]
-    if not merges:
-        return
-    store = Store(warehouse)
     for version, merge in merges:
         try:
             run = [store.read_segment(p, cache=False) for p in merge.run]
