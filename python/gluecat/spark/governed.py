@@ -79,6 +79,8 @@ def _uri(location: str, path: str) -> str:
 def shim_uri(uri: str) -> str:
     """An object's URI as the shim reads it: Hadoop's Path of a string takes no escapes, where pyarrow
     decodes them, so the path is handed over decoded (the same file for both)."""
+    if "%" not in uri:  # most: a read may hand over a million, and urlsplit is the cost of each
+        return uri
     parts = urllib.parse.urlsplit(uri)
     if not parts.scheme or "%" not in parts.path:
         return uri
