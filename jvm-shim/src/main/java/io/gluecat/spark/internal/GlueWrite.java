@@ -16,9 +16,17 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.connector.distributions.Distribution;
 import org.apache.spark.sql.connector.distributions.Distributions;
+import org.apache.spark.sql.connector.expressions.Expression;
 import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.LiteralValue;
 import org.apache.spark.sql.connector.expressions.SortDirection;
 import org.apache.spark.sql.connector.expressions.SortOrder;
+import org.apache.spark.sql.connector.expressions.filter.AlwaysFalse;
+import org.apache.spark.sql.connector.expressions.filter.AlwaysTrue;
+import org.apache.spark.sql.connector.expressions.filter.And;
+import org.apache.spark.sql.connector.expressions.filter.Not;
+import org.apache.spark.sql.connector.expressions.filter.Or;
+import org.apache.spark.sql.connector.expressions.filter.Predicate;
 import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
@@ -42,6 +50,7 @@ import org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat;
 import org.apache.spark.sql.execution.datasources.v2.FileBatchWrite;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.util.SerializableConfiguration;
@@ -119,6 +128,16 @@ public final class GlueWrite {
         }
 
         @Override
+        public boolean canOverwrite(Predicate[] predicates) {
+            return SupportsOverwrite.super.canOverwrite(booleanOperands(predicates));
+        }
+
+        @Override
+        public WriteBuilder overwrite(Predicate[] predicates) {
+            return SupportsOverwrite.super.overwrite(booleanOperands(predicates));
+        }
+
+        @Override
         public WriteBuilder overwrite(Filter[] filters) {
             this.mode = Mode.OVERWRITE_BY_FILTER;
             this.filters = filters;
@@ -141,6 +160,47 @@ public final class GlueWrite {
         public Write build() {
             return new FileWrite(this);
         }
+    }
+
+    /**
+     * Spark translates the literal of {@code b <=> true} (a static {@code PARTITION (b=true)}) into the
+     * predicate ALWAYS_TRUE, which Spark's own conversion to Filters refuses as an operand, so every
+     * overwrite of a boolean partition failed. The literal goes back to a boolean value here.
+     */
+    static Predicate[] booleanOperands(Predicate[] predicates) {
+        Predicate[] out = new Predicate[predicates.length];
+        for (int i = 0; i < predicates.length; i++) {
+            out[i] = booleanOperands(predicates[i]);
+        }
+        return out;
+    }
+
+    private static Predicate booleanOperands(Predicate p) {
+        if (p instanceof And a) {
+            return new And(booleanOperands(a.left()), booleanOperands(a.right()));
+        }
+        if (p instanceof Or o) {
+            return new Or(booleanOperands(o.left()), booleanOperands(o.right()));
+        }
+        if (p instanceof Not n) {
+            return new Not(booleanOperands(n.child()));
+        }
+        if (p instanceof AlwaysTrue || p instanceof AlwaysFalse) {
+            return p;
+        }
+        Expression[] children = p.children();
+        Expression[] operands = new Expression[children.length];
+        boolean changed = false;
+        for (int i = 0; i < children.length; i++) {
+            operands[i] = children[i];
+            if (children[i] instanceof AlwaysTrue) {
+                operands[i] = new LiteralValue<>(Boolean.TRUE, DataTypes.BooleanType);
+            } else if (children[i] instanceof AlwaysFalse) {
+                operands[i] = new LiteralValue<>(Boolean.FALSE, DataTypes.BooleanType);
+            }
+            changed |= operands[i] != children[i];
+        }
+        return changed ? new Predicate(p.name(), operands) : p;
     }
 
     private static final class FileWrite implements RequiresDistributionAndOrdering {
