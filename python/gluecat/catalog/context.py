@@ -93,6 +93,11 @@ def copy_doc(doc: Any) -> Any:
     return doc
 
 
+def base_type(hive_type: str) -> str:
+    """The type's name without its parameters: ``varchar(10)`` is varchar, ``array<int>`` is array."""
+    return hive_type.split("(", 1)[0].split("<", 1)[0].strip().lower()
+
+
 def type_spelling(glue_type: str) -> str:
     """A Hive type name as compared for a change: case and spaces ignored (``DECIMAL(10, 2)`` is
     ``decimal(10,2)``)."""

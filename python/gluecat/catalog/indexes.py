@@ -19,6 +19,7 @@ from gluecat.catalog.context import (
     PARTITION_INDEX,
     TABLE,
     Context,
+    base_type,
     copy_doc,
     partition_key_count,
     require_table,
@@ -53,11 +54,6 @@ INDEXABLE_TYPES = {
 # The lengths the partition index document gives its string types: char(1..255), varchar(1..65535).
 _SIZED_STRING = re.compile(r"(char|varchar)\s*\(\s*([0-9]+)\s*\)")
 _MAX_LENGTH = {"char": 255, "varchar": 65535}
-
-
-def base_type(glue_type: str) -> str:
-    """The type's name without parameters: varchar(10) -> varchar, decimal(10,2) -> decimal."""
-    return glue_type.split("(", 1)[0].strip().lower()
 
 
 def descriptor(table: dict[str, Any], index: dict[str, Any], field: str, *, status: str) -> dict[str, Any]:

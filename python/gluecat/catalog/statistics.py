@@ -15,6 +15,7 @@ from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
     Context,
+    base_type,
     copy_doc,
     require_table,
     type_spelling,
@@ -38,10 +39,6 @@ def columns_of(doc: dict[str, Any]) -> dict[str, str]:
     """The data columns of a table or partition document, by lowercase name: their types."""
     cols = (doc.get("StorageDescriptor") or {}).get("Columns") or []
     return {c["Name"].lower(): (c.get("Type") or "") for c in cols}
-
-
-def _base_type(hive_type: str) -> str:
-    return hive_type.split("(", 1)[0].split("<", 1)[0].strip().lower()
 
 
 def _error(code: str, message: str) -> dict[str, str]:
@@ -89,7 +86,7 @@ def put_changes(
             problem = f"Column {stats['ColumnName']} is not a column of {where}"
         else:
             kind_of_data = stats["StatisticsData"]["Type"]
-            if _base_type(columns[col]) not in _FITTING[kind_of_data]:
+            if base_type(columns[col]) not in _FITTING[kind_of_data]:
                 problem = (
                     f"StatisticsData.Type {kind_of_data} does not fit column {col} of type {columns[col]}"
                 )

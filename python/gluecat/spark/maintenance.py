@@ -20,6 +20,7 @@ import pyarrow.fs as pafs
 
 from gluecat import Catalog
 from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, partition_namer
+from gluecat.catalog.context import base_type
 from gluecat.errors import InvalidInputException
 from gluecat.spark.data_files import DataFiles, filesystem, folder_key
 
@@ -31,7 +32,7 @@ def _fits(value: str, hive_type: str) -> bool:
     """Whether a folder's value can be a value of the partition key's type (Hive's null marker always can)."""
     if value == DEFAULT_PARTITION_NAME:
         return True
-    base = hive_type.split("(", 1)[0].strip().lower()
+    base = base_type(hive_type)
     try:
         if base in _INTEGRAL:
             int(value)

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from gluecat import Catalog
+from gluecat.catalog.context import base_type
 
 ROWS, SIZE, FILES = "numRows", "totalSize", "numFiles"
 SPARK_ROWS, SPARK_SIZE = "spark.sql.statistics.numRows", "spark.sql.statistics.totalSize"
@@ -23,10 +24,6 @@ _LONG = {"tinyint", "smallint", "int", "integer", "bigint", "long"}
 _DOUBLE = {"float", "double"}
 _STRING = {"string", "char", "varchar"}
 _BATCH = 25  # UpdateColumnStatisticsForTable's limit
-
-
-def _base(hive_type: str) -> str:
-    return hive_type.split("(", 1)[0].split("<", 1)[0].strip().lower()
 
 
 def table_parameters(params: dict[str, str], size: int, files: int, rows: int | None) -> dict[str, str]:
@@ -46,7 +43,7 @@ def glue_statistics(
     column: str, hive_type: str, spark: dict[str, Any], analyzed: datetime
 ) -> dict[str, Any] | None:
     """Glue's ColumnStatistics for one column from Spark's (ANALYZE's), or None where Glue has no kind for it."""
-    base = _base(hive_type)
+    base = base_type(hive_type)
     nulls = int(spark.get("null_count", 0))
     distinct = int(spark.get("distinct_count", 0))
     data: dict[str, Any]
