@@ -745,6 +745,60 @@ def test_a_table_dropped_or_made_again_under_a_transactions_objects_conflicts(go
     assert objects(governed) == []
 
 
+def test_a_table_dropped_and_made_again_before_a_transaction_writes_its_objects_conflicts(
+    governed: Governed,
+) -> None:
+    # The transaction reads the old table; the new one under its name is another table, which its
+    # writes (a job's files, an overwrite's deletes) were never made against.
+    make_table(governed)
+    commit(governed, add("s3://lake/t/old", "2024-01-01", "1"))
+    tx = start(governed)
+    governed.glue.delete_table(DatabaseName="db", Name="t")
+    governed.glue.create_table(DatabaseName="db", TableInput=table_input("t"))
+    with pytest.raises(
+        governed.lf.exceptions.ConcurrentModificationException, match="deleted and made again"
+    ):
+        write(governed, tx, add("s3://lake/t/a", "2024-01-01", "1"))
+    governed.lf.commit_transaction(TransactionId=tx)
+    assert objects(governed) == []
+    # A table the transaction made again itself is its own to write.
+    mine = start(governed)
+    governed.glue.delete_table(DatabaseName="db", Name="t", TransactionId=mine)
+    governed.glue.create_table(DatabaseName="db", TableInput=table_input("t"), TransactionId=mine)
+    write(governed, mine, add("s3://lake/t/b", "2024-01-01", "1"))
+    governed.lf.commit_transaction(TransactionId=mine)
+    assert objects(governed) == [(("2024-01-01", "1"), "s3://lake/t/b")]
+
+
+def test_a_write_that_a_commit_since_the_start_made_wrong_is_a_concurrent_modification(
+    governed: Governed,
+) -> None:
+    # Right as the transaction reads the table (its start and its own writes), wrong now: the cause is
+    # the other commit, not the caller's input.
+    make_table(governed)
+    commit(governed, add("s3://lake/t/a", "2024-01-01", "1"))
+    tx = start(governed)
+    commit(governed, delete("s3://lake/t/a", "2024-01-01", "1"), add("s3://lake/t/b", "2024-01-02", "2"))
+    lf = governed.lf
+    with pytest.raises(
+        lf.exceptions.ConcurrentModificationException, match="holds no object.*committed since"
+    ):
+        write(governed, tx, delete("s3://lake/t/a", "2024-01-01", "1"))
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match="already holds"):
+        write(governed, tx, add("s3://lake/t/b", "2024-01-03", "3"))
+    # Wrong in the transaction's own view too: the caller's mistake, InvalidInputException as before.
+    with pytest.raises(lf.exceptions.InvalidInputException, match="holds no object"):
+        write(governed, tx, delete("s3://lake/t/absent", "2024-01-01", "1"))
+    with pytest.raises(lf.exceptions.InvalidInputException, match=r"WriteOperations\[1\].*absent"):
+        write(
+            governed,
+            tx,
+            delete("s3://lake/t/a", "2024-01-01", "1"),
+            delete("s3://lake/t/absent", "2024-01-01", "1"),
+        )
+    assert objects(governed, TransactionId=tx) == [(("2024-01-01", "1"), "s3://lake/t/a")]
+
+
 def test_a_table_holding_objects_keeps_the_number_and_types_of_its_partition_keys(
     governed: Governed,
 ) -> None:

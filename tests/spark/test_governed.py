@@ -349,3 +349,100 @@ def test_partition_values_with_characters_spark_escapes_are_written_and_read(
         "p=plain",
         "p=x%252Fy",
     ]
+
+
+def test_a_dynamic_overwrite_and_a_transaction_writing_its_partition_serialise(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    """An overwrite of partition a and another writer's transaction that deletes a's object and adds one:
+    whichever commits second fails with ConcurrentModificationException and leaves nothing behind."""
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1), (2, 'b', 2)")
+    folder = warehouse / f"{ns}.db" / "g"
+    before = files_in(folder)
+    (old,) = [o["Uri"] for o in objects(warehouse, ns, "g") if o["PartitionValues"] == ["a", "1"]]
+    one = next((folder / "p=a" / "q=1").glob("*.parquet"))
+
+    def replace_a(other: LakeFormation, tx: str, name: str) -> str:
+        """Stages, in ``tx``, the deletion of a's object and the addition of a file of the table's."""
+        added = folder / "p=a" / "q=1" / name
+        added.write_bytes(one.read_bytes())
+        uri = f"file://{added}"
+        ops: list[dict[str, Any]] = [
+            {"DeleteObject": {"Uri": old, "PartitionValues": ["a", "1"]}},
+            {
+                "AddObject": {
+                    "Uri": uri,
+                    "ETag": "x",
+                    "Size": added.stat().st_size,
+                    "PartitionValues": ["a", "1"],
+                }
+            },
+        ]
+        args = {"DatabaseName": ns, "TableName": "g", "TransactionId": tx}
+        other.delete_objects_on_cancel(**args, Objects=[{"Uri": uri, "ETag": "x"}])
+        other.update_table_objects(**args, WriteOperations=ops)
+        return uri
+
+    def commit_first(v: int) -> int:
+        # Runs in a task of the job, after its transaction started: the other writer commits first.
+        other = LakeFormation(str(warehouse))
+        tx = other.start_transaction()["TransactionId"]
+        replace_a(other, tx, "first.parquet")
+        other.commit_transaction(TransactionId=tx)
+        return v
+
+    spark.udf.register("commit_first", commit_first, "int")
+    spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+    try:
+        with pytest.raises(Exception, match=r"gluecat ConcurrentModificationException: .*holds no object"):
+            spark.sql(f"INSERT OVERWRITE {governed} SELECT commit_first(7), 'a', 1").collect()
+        assert rows(spark, governed) == [(1, "a", 1), (2, "b", 2)]  # the other writer's file holds row 1
+        first = f"file://{folder / 'p=a' / 'q=1' / 'first.parquet'}"
+        assert {o["Uri"] for o in objects(warehouse, ns, "g")} == before - {old} | {first}
+        assert files_in(folder) == before | {
+            first
+        }  # the job's files went; a's old file stays for time travel
+
+        # The other order: the transaction started and staged first, the job commits first.
+        other = LakeFormation(str(warehouse))
+        tx = other.start_transaction()["TransactionId"]
+        old = first
+        second = replace_a(other, tx, "second.parquet")
+        spark.sql(f"INSERT OVERWRITE {governed} VALUES (8, 'a', 1)")
+        with pytest.raises(other.exceptions.ConcurrentModificationException, match=r'partition \["a","1"\]'):
+            other.commit_transaction(TransactionId=tx)
+    finally:
+        spark.conf.unset("spark.sql.sources.partitionOverwriteMode")
+        spark.sql("DROP TEMPORARY FUNCTION IF EXISTS commit_first")
+    assert rows(spark, governed) == [(2, "b", 2), (8, "a", 1)]
+    assert f"file://{second}" not in files_in(folder)  # deleted on cancel: the conflict aborted it
+
+
+def test_a_job_whose_table_is_dropped_and_made_again_meanwhile_fails_and_writes_nothing_to_the_new_one(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str]
+) -> None:
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    before = files_in(warehouse / f"{ns}.db" / "g")
+    glue = Catalog(str(warehouse))
+    table = glue.get_table(DatabaseName=ns, Name="g")["Table"]
+    again = {k: table[k] for k in ("Name", "StorageDescriptor", "PartitionKeys", "TableType", "Parameters")}
+
+    def make_again(v: int) -> int:
+        # Runs in a task of the job, after its transaction started (the Python API leaves the files).
+        other = Catalog(str(warehouse))
+        other.delete_table(DatabaseName=ns, Name="g")
+        other.create_table(DatabaseName=ns, TableInput=again)
+        return v
+
+    spark.udf.register("make_again", make_again, "int")
+    try:
+        with pytest.raises(
+            Exception, match="gluecat ConcurrentModificationException: .*deleted and made again"
+        ):
+            spark.sql(f"INSERT INTO {governed} SELECT make_again(7), 'a', 1").collect()
+    finally:
+        spark.sql("DROP TEMPORARY FUNCTION make_again")
+    assert objects(warehouse, ns, "g") == [] and rows(spark, governed) == []
+    assert files_in(warehouse / f"{ns}.db" / "g") == before

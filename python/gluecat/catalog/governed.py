@@ -6,7 +6,8 @@ Writes are staged in their transaction (gluecat.catalog.transactions) and checke
 the table's objects as they are now plus the transaction's own writes: adding a Uri that is held, or
 deleting an object that is not, is InvalidInputException and stages nothing. (A write that a commit made
 since the transaction started makes wrong could only belong to a transaction that cannot commit: the
-commit finds the same partition changed since, and refuses it.)
+commit finds the same partition changed since, and refuses it; it is ConcurrentModificationException, as
+a write to a table dropped and made again since the start is.)
 
 Reads see the transaction's start state plus its own writes (TransactionId of an ACTIVE transaction),
 the state its commit made (of a COMMITTED one), the state as of a time (QueryAsOfTime), or the latest.
@@ -32,7 +33,7 @@ from gluecat.catalog.transactions import (
     Transaction,
     now_us,
 )
-from gluecat.errors import InvalidInputException
+from gluecat.errors import ConcurrentModificationException, InvalidInputException
 from gluecat.store import layout
 from gluecat.store.snapshot import Key, Snapshot
 
@@ -50,16 +51,37 @@ def update_table_objects(
     def stage(tx: Transaction) -> tuple[list[dict[str, Any]], None]:
         latest, state = txs.writing_state(tx)
         table = obj.require_governed(state, database, name)
-        writes = obj.parse_writes(table, operations)
         key = (database, name)
+        _check_same_table(tx, txs.overlay(tx).get(TABLE, key), table)
+        writes = obj.parse_writes(table, operations)
+        own = txs.own_objects(tx, key)
+        n_keys = partition_key_count(table)
         now = txs.objects_now(latest, state, table, own_definition=_wrote_definition(tx, key))
-        mine = obj.with_writes(
-            now, partition_key_count(table), txs.own_objects(tx, key), f"transaction {tx.id}"
-        )
-        obj.check_writes(mine, writes, table)
+        try:
+            obj.check_writes(obj.with_writes(now, n_keys, own, f"transaction {tx.id}"), writes, table)
+        except InvalidInputException as e:
+            # Writes right as the transaction reads the table, wrong now: a commit since its start
+            # changed those objects (an overwrite deleting what that commit deleted already).
+            seen = obj.with_writes(
+                obj.view_of(ctx, txs.overlay(tx), table), n_keys, own, f"transaction {tx.id}"
+            )
+            obj.check_writes(seen, writes, table)  # wrong in its own view too: the caller's mistake
+            raise ConcurrentModificationException(
+                f"{e.message}: a transaction committed since transaction {tx.id} started changed them"
+            ) from e
         return [staged_object_write(table, writes)], None
 
     txs.stage(transaction_id, stage)
+
+
+def _check_same_table(tx: Transaction, started: dict[str, Any] | None, table: dict[str, Any]) -> None:
+    """Objects go to the table the transaction reads: one dropped and made again under its name since it
+    started is another table, whose objects would be written from a state that never held it."""
+    if started is not None and started["CreateTime"] != table["CreateTime"]:
+        raise ConcurrentModificationException(
+            f"Table {table['Name']} in database {table['DatabaseName']} was deleted and made again since "
+            f"transaction {tx.id} started: its objects cannot be written in it"
+        )
 
 
 def delete_objects_on_cancel(
