@@ -446,3 +446,28 @@ def test_a_job_whose_table_is_dropped_and_made_again_meanwhile_fails_and_writes_
         spark.sql("DROP TEMPORARY FUNCTION make_again")
     assert objects(warehouse, ns, "g") == [] and rows(spark, governed) == []
     assert files_in(warehouse / f"{ns}.db" / "g") == before
+
+
+def test_time_travel_never_reads_a_dropped_table_as_the_one_made_again_under_its_name(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    name, where = f"glue.{ns}.again", warehouse / f"{ns}-again"  # external: DROP TABLE leaves the files
+    make = f"CREATE TABLE {name} (v INT, p STRING) USING parquet PARTITIONED BY (p) {GOVERNED} LOCATION '{where}'"
+    spark.sql(make)
+    spark.sql(f"INSERT INTO {name} VALUES (1, 'a')")
+    old = lf(warehouse).list_transactions(StatusFilter="COMMITTED")["Transactions"][0]
+    spark.sql(f"DROP TABLE {name}")
+    spark.sql(make)
+    spark.sql(f"INSERT INTO {name} VALUES (2, 'b')")
+    new = lf(warehouse).list_transactions(StatusFilter="COMMITTED")["Transactions"][0]
+    for at in (
+        f"VERSION AS OF '{old['TransactionId']}'",
+        f"TIMESTAMP AS OF '{old['TransactionEndTime'].isoformat()}'",
+    ):
+        with pytest.raises(Exception, match=f"InvalidInputException: {at.split(' OF')[0]} .*was made again"):
+            spark.sql(f"SELECT * FROM {name} {at}").collect()
+    # Its own history reads as it was: empty before its first write, then that write.
+    made = new["TransactionStartTime"].isoformat()  # the write's start: the table made, not yet written
+    assert spark.sql(f"SELECT * FROM {name} TIMESTAMP AS OF '{made}'").collect() == []
+    got = spark.sql(f"SELECT v, p FROM {name} VERSION AS OF '{new['TransactionId']}'").collect()
+    assert [tuple(r) for r in got] == [(2, "b")]

@@ -292,6 +292,8 @@ class Backend:
                 table, as_of = found, None
             else:
                 table, as_of = self._table(args), _as_of(args)
+                if as_of is not None:
+                    self._same_governed_table(args, table, f"TIMESTAMP AS OF {as_of.isoformat()}")
         sd = table.get("StorageDescriptor") or {}
 
         def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -371,7 +373,26 @@ class Backend:
                 f"VERSION AS OF '{transaction}' of governed table {args['database']}.{args['name']}: "
                 f"{e.message}"
             ) from e
+        self._same_governed_table(args, got["Table"], f"VERSION AS OF '{transaction}'", current)
         return got["Table"], None, transaction
+
+    def _same_governed_table(
+        self, args: dict[str, Any], then: dict[str, Any], when: str, now: dict[str, Any] | None = None
+    ) -> None:
+        """Time travel of a governed table reaches back over its own history only: a table dropped since
+        and made again under its name is another table, whose objects are not this one's past (a table
+        dropped and not made again can still be read as it was)."""
+        if now is None:
+            try:
+                now = self._table({"database": args["database"], "name": args["name"]})
+            except EntityNotFoundException:
+                return
+        if (is_governed(then) or is_governed(now)) and then["CreateTime"] != now["CreateTime"]:
+            raise InvalidInputException(
+                f"{when} of governed table {args['database']}.{args['name']}: the table was made again at "
+                f"{now['CreateTime'].isoformat()}, after that; the table of that name then was another one, "
+                "dropped since"
+            )
 
     def _table_version(self, args: dict[str, Any]) -> tuple[dict[str, Any], datetime | None]:
         version = str(args["version"])
