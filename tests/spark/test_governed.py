@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -471,3 +472,50 @@ def test_time_travel_never_reads_a_dropped_table_as_the_one_made_again_under_its
     assert spark.sql(f"SELECT * FROM {name} TIMESTAMP AS OF '{made}'").collect() == []
     got = spark.sql(f"SELECT v, p FROM {name} VERSION AS OF '{new['TransactionId']}'").collect()
     assert [tuple(r) for r in got] == [(2, "b")]
+
+
+def test_a_write_whose_transaction_ends_under_it_fails_and_leaves_no_object_and_no_file(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's transaction aborted while it runs (idle past its timeout while its heartbeat stalls), or
+    canceled by someone else between the registration of its files and their move: the job fails naming
+    it, never commits, and its files go."""
+    governed, _ = tables
+    folder = warehouse / f"{ns}.db" / "g"
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    before = files_in(folder)
+
+    # Canceled by another caller just after its files were registered, before they move into place.
+    register = LakeFormation.update_table_objects
+
+    def then_canceled(self: LakeFormation, **kwargs: Any) -> Any:
+        answer = register(self, **kwargs)
+        LakeFormation(str(warehouse)).cancel_transaction(TransactionId=kwargs["TransactionId"])
+        return answer
+
+    monkeypatch.setattr(LakeFormation, "update_table_objects", then_canceled)
+    with pytest.raises(Exception, match=r"gluecat TransactionCanceledException: .*aborted \(canceled\)"):
+        spark.sql(f"INSERT INTO {governed} VALUES (2, 'b', 2)")
+    monkeypatch.setattr(LakeFormation, "update_table_objects", register)
+    assert rows(spark, governed) == [(1, "a", 1)]
+    assert files_in(folder) == before
+
+    # Idle past a 1 s timeout: its heartbeat stalls (a driver paused), the job runs 2 s.
+    monkeypatch.setattr("gluecat.spark.governed.DEFAULT_TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setattr("gluecat.spark.governed._Heartbeat.add", lambda self, lf, tx: None)
+
+    def slow(v: int) -> int:
+        time.sleep(2)
+        return v
+
+    spark.udf.register("slow", slow, "int")
+    try:
+        with pytest.raises(
+            Exception, match=r"gluecat TransactionCanceledException: .*idle for more than 1 s"
+        ):
+            spark.sql(f"INSERT INTO {governed} SELECT slow(3), 'c', 3")
+    finally:
+        spark.sql("DROP TEMPORARY FUNCTION slow")
+    assert rows(spark, governed) == [(1, "a", 1)]
+    assert lf(warehouse).list_transactions()["Transactions"][0]["TransactionStatus"] == "ABORTED"
+    assert files_in(folder) == before

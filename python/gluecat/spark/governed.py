@@ -247,6 +247,8 @@ class GovernedWrites:
         tx = transaction_of(folder)
         lf = self.lake_formation()
         db, name = table["DatabaseName"], table["Name"]
+        fs, _ = filesystem(folder)
+        moved: list[str] = []
         try:
             files = self._files(table, folder, written)
             for batch in _batches(files):
@@ -279,11 +281,11 @@ class GovernedWrites:
                     WriteOperations=operations[start : start + BATCH],
                 )
             # Checked and staged: now the files take their places (recorded for deletion on cancel).
-            fs, _ = filesystem(folder)
             for f in files:
                 _, to = filesystem(f.target)
                 fs.create_dir(posixpath.dirname(to), recursive=True)
                 fs.move(f.source, to)
+                moved.append(to)
             self._heartbeat.remove(tx)
             _commit(lf, tx)
         except BaseException:
@@ -292,6 +294,7 @@ class GovernedWrites:
             self._heartbeat.remove(tx)
             with contextlib.suppress(GlueError):
                 lf.cancel_transaction(TransactionId=tx)
+            _remove_if_aborted(lf, tx, fs, moved)
             raise
         finally:
             delete_tree(folder)
@@ -405,6 +408,24 @@ def _commit(lf: LakeFormation, tx: str) -> None:
             f"finished, committed or aborted, by the first call that reads it after {STALE_COMMIT_SECONDS:g} "
             "s; its data may still appear. describe_transaction tells the outcome)"
         ) from e
+
+
+def _remove_if_aborted(lf: LakeFormation, tx: str, fs: pafs.FileSystem, moved: list[str]) -> None:
+    """The files a failed job moved into place, deleted once its transaction is known to be ABORTED. An
+    abort by someone else (a cancel, its idle timeout noticed) may have deleted its recorded files before
+    they were moved there, and nothing else would; a commit whose outcome is unknown keeps them."""
+    if not moved:
+        return
+    try:
+        got = lf.describe_transaction(TransactionId=tx)["TransactionDescription"]
+    except GlueError:
+        return
+    if got["TransactionStatus"] != "ABORTED":
+        return
+    for path in moved:
+        # Gone already (the abort deleted it), or it stays: the job's own error is the one to report.
+        with contextlib.suppress(OSError):
+            fs.delete_file(path)
 
 
 def objects_answer(rows: pa.Table, keys: list[str]) -> dict[str, Any]:
