@@ -1098,6 +1098,31 @@ def test_objects_as_arrow_for_a_scan_at_a_transaction_or_a_time(governed: Govern
         uris(TransactionId=tx, QueryAsOfTime=then)
 
 
+@pytest.mark.in_process
+def test_a_transaction_started_at_an_earlier_version_reads_it_and_conflicts_with_commits_since(
+    governed: Governed,
+) -> None:
+    """gluecat's own StartTransactionAtVersion: what a Spark write job starts at (the warehouse's version
+    when it loaded the table, before its query read it)."""
+    make_table(governed)
+    lf = governed.lf
+    loaded = governed.catalog.warehouse_version()
+    commit(governed, add("s3://lake/t/a", "2024-01-01", "1"))
+    tx = lf.start_transaction_at_version(WarehouseVersion=loaded)["TransactionId"]
+    assert objects(governed, TransactionId=tx) == []  # the state of then
+    write(governed, tx, add("s3://lake/t/b", "2024-01-01", "1"))
+    with pytest.raises(
+        lf.exceptions.ConcurrentModificationException, match=r'partition \["2024-01-01","1"\]'
+    ):
+        lf.commit_transaction(TransactionId=tx)
+    assert objects(governed) == [(("2024-01-01", "1"), "s3://lake/t/a")]
+    later = lf.start_transaction_at_version(WarehouseVersion=loaded + 10**6)["TransactionId"]  # the latest
+    assert objects(governed, TransactionId=later) == [(("2024-01-01", "1"), "s3://lake/t/a")]
+    for bad in (-1, "3", True):
+        with pytest.raises(lf.exceptions.InvalidInputException, match="WarehouseVersion"):
+            lf.start_transaction_at_version(WarehouseVersion=bad)
+
+
 def test_a_date_key_takes_the_years_0000_to_9999_as_partitions_do(governed: Governed) -> None:
     """The range the partition index document gives dates, which partitions and their expressions take."""
     make_table(governed, keys=[("d", "date")])

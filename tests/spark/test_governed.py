@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql.functions import col
 
 from gluecat import Catalog, LakeFormation
+from gluecat.spark.governed import GovernedWrites
 
 GOVERNED = "TBLPROPERTIES ('table_type' = 'GOVERNED')"
 
@@ -519,3 +520,49 @@ def test_a_write_whose_transaction_ends_under_it_fails_and_leaves_no_object_and_
     assert rows(spark, governed) == [(1, "a", 1)]
     assert lf(warehouse).list_transactions()["Transactions"][0]["TransactionStatus"] == "ABORTED"
     assert files_in(folder) == before
+
+
+def test_an_overwrite_never_deletes_objects_committed_after_its_query_read_the_table(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """INSERT OVERWRITE t ... SELECT ... FROM t reads the table while Spark plans the query, and its job's
+    transaction starts after: another writer's commit in between, to a partition the overwrite replaces,
+    must make the job fail, not be deleted unread (a lost write)."""
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    folder = warehouse / f"{ns}.db" / "g"
+    one = next((folder / "p=a" / "q=1").glob("*.parquet"))
+    late = folder / "p=a" / "q=1" / "late.parquet"
+    late.write_bytes(one.read_bytes())  # another writer's file, holding row (1, 'a', 1) too
+    begin = GovernedWrites.begin
+
+    def planned_then_begun(self: GovernedWrites, table: dict[str, Any], *args: Any) -> str:
+        # The query was planned (its read listed the objects); another writer commits, then the job begins.
+        other = LakeFormation(str(warehouse))
+        tx = other.start_transaction()["TransactionId"]
+        add = {
+            "Uri": f"file://{late}",
+            "ETag": "x",
+            "Size": late.stat().st_size,
+            "PartitionValues": ["a", "1"],
+        }
+        other.update_table_objects(
+            DatabaseName=ns, TableName="g", TransactionId=tx, WriteOperations=[{"AddObject": add}]
+        )
+        other.commit_transaction(TransactionId=tx)
+        monkeypatch.setattr(GovernedWrites, "begin", begin)
+        return begin(self, table, *args)
+
+    monkeypatch.setattr(GovernedWrites, "begin", planned_then_begun)
+    with pytest.raises(
+        Exception, match=r"gluecat ConcurrentModificationException: .*partition \[\"a\",\"1\"\]"
+    ):
+        spark.sql(
+            f"INSERT OVERWRITE {governed} PARTITION (p = 'a', q = 1) SELECT v + 10 FROM {governed} "
+            "WHERE p = 'a' AND q = 1"
+        )
+    assert rows(spark, governed) == [(1, "a", 1), (1, "a", 1)]  # the other writer's row kept
+    spark.sql(
+        f"INSERT OVERWRITE {governed} PARTITION (p = 'a', q = 1) SELECT v + 10 FROM {governed} WHERE p = 'a'"
+    )
+    assert rows(spark, governed) == [(11, "a", 1), (11, "a", 1)]  # run again, it reads both

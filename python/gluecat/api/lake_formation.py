@@ -185,7 +185,25 @@ class LakeFormation(ServiceClient):
         )
         return response()
 
-    # -- gluecat's own bulk call (not in boto3) --------------------------------------------------
+    # -- gluecat's own calls (not in boto3) ------------------------------------------------------
+
+    @operation("StartTransactionAtVersion")
+    def start_transaction_at_version(
+        self, *, WarehouseVersion: int, TransactionType: str | None = None
+    ) -> dict[str, Any]:
+        """StartTransaction whose start state is an earlier commit of the warehouse
+        (``Catalog.warehouse_version()`` as a caller read it), so that the commits made since then
+        conflict with its writes as commits made since its start do: a Spark write job starts at the
+        state its query was planned on or after."""
+        if (
+            isinstance(WarehouseVersion, bool)
+            or not isinstance(WarehouseVersion, int)
+            or WarehouseVersion < 0
+        ):
+            raise InvalidInputException(f"WarehouseVersion: {WarehouseVersion!r} is not a commit number")
+        kind = TransactionType or READ_AND_WRITE
+        tx_id = self._ctx.transactions().start(kind, self.transaction_timeout, WarehouseVersion)
+        return response({"TransactionId": tx_id})
 
     @operation("GetTableObjectsArrow")
     def get_table_objects_arrow(

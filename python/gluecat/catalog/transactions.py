@@ -296,8 +296,12 @@ class Transactions:
 
     # -- life cycle ----------------------------------------------------------------------------
 
-    def start(self, kind: str, timeout_seconds: float) -> str:
+    def start(self, kind: str, timeout_seconds: float, at_version: int | None = None) -> str:
+        """A new transaction; ``at_version``: its start state is that earlier commit of the warehouse
+        (conflicts are checked against every commit since), not the latest."""
         snap = self.store.latest()
+        if at_version is not None and at_version < snap.version:
+            snap = self.store.at_version(at_version)
         tx = Transaction(
             id="",
             kind=kind,

@@ -339,8 +339,11 @@ class Backend:
             if args.get("version") is None and as_of is None
             else None
         )
+        # Read after the table: every read of it that Spark plans from this load comes later.
+        live = governed and as_of is None and transaction is None
         return {
             "governed": governed,
+            "loaded_version": self.catalog.warehouse_version() if live else None,
             "transaction": transaction,
             "statistics": stats,
             "as_of": as_of.isoformat() if as_of is not None else None,
@@ -660,7 +663,8 @@ class Backend:
         too (the folder is named by it)."""
         table = self._table(args)
         if is_governed(table):
-            return {"staging": self.governed.begin(table, args.get("transaction_timeout"))}
+            at = args.get("loaded_version")
+            return {"staging": self.governed.begin(table, args.get("transaction_timeout"), at)}
         return {"staging": self.files.begin_write(table)}
 
     def op_commit_write(self, args: dict[str, Any]) -> None:

@@ -187,12 +187,20 @@ class GovernedWrites:
 
     # -- writes ------------------------------------------------------------------------------------
 
-    def begin(self, table: dict[str, Any], timeout: float | None) -> str:
-        """Starts a job's transaction; answers the folder its files go to, named by the transaction."""
+    def begin(self, table: dict[str, Any], timeout: float | None, loaded_version: int | None = None) -> str:
+        """Starts a job's transaction; answers the folder its files go to, named by the transaction.
+
+        ``loaded_version`` is the warehouse's version when Spark loaded the table for the write, before it
+        planned the query's reads: the transaction starts there, so that a commit made after the query read
+        the table, to a partition the job writes, conflicts; starting later, an overwrite would delete
+        that commit's objects unread (INSERT OVERWRITE t SELECT ... FROM t)."""
         location = table_location(table)
         self.sweep(table)
         lf = self.lake_formation(timeout)
-        tx = lf.start_transaction()["TransactionId"]
+        if loaded_version is None:
+            tx = lf.start_transaction()["TransactionId"]
+        else:
+            tx = lf.start_transaction_at_version(WarehouseVersion=loaded_version)["TransactionId"]
         self._heartbeat.add(lf, tx)
         return f"{location}/{TX_FOLDER_PREFIX}{tx}"
 

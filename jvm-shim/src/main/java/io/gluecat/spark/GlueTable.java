@@ -346,6 +346,9 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             if (timeout != null) {
                 a.put("transaction_timeout", Double.parseDouble(timeout));
             }
+            if (info.loadedVersion != null) {
+                a.put("loaded_version", info.loadedVersion);  // before the query's reads: see GovernedWrites.begin
+            }
             try {
                 return backend.call("begin_write", a).get("staging").asText();
             } catch (Backend.GlueError e) {

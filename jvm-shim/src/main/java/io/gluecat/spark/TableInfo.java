@@ -32,6 +32,8 @@ final class TableInfo {
     final boolean governed;
     /** The committed transaction a governed table is read at (VERSION AS OF); null for the current state. */
     final String transaction;
+    /** The warehouse's version when a governed table was loaded (a write's transaction starts there); else null. */
+    final Long loadedVersion;
     /** ANALYZE's statistics as kept in Glue, for Spark's planner and DESCRIBE; null when there are none. */
     final org.apache.spark.sql.connector.read.Statistics statistics;
 
@@ -47,6 +49,8 @@ final class TableInfo {
         this.asOf = text(t, "as_of");
         this.governed = t.path("governed").asBoolean(false);
         this.transaction = text(t, "transaction");
+        JsonNode loaded = t.get("loaded_version");
+        this.loadedVersion = loaded == null || loaded.isNull() ? null : loaded.asLong();
         this.statistics = statistics(t.get("statistics"), schema());
         JsonNode o = t.get("order");
         if (o == null || o.isNull()) {
