@@ -1116,6 +1116,17 @@ def test_a_transaction_started_at_an_earlier_version_reads_it_and_conflicts_with
     ):
         lf.commit_transaction(TransactionId=tx)
     assert objects(governed) == [(("2024-01-01", "1"), "s3://lake/t/a")]
+    # GetTableObjectsArrow reads at a version too, and says which version any read of it read.
+    then = lf.get_table_objects_arrow(DatabaseName="db", TableName="t", WarehouseVersion=loaded)
+    assert then.num_rows == 0 and then.schema.metadata == {b"gluecat.warehouse_version": str(loaded).encode()}
+    now = lf.get_table_objects_arrow(DatabaseName="db", TableName="t")
+    assert now.schema.metadata == {
+        b"gluecat.warehouse_version": str(governed.catalog.warehouse_version()).encode()
+    }
+    with pytest.raises(lf.exceptions.InvalidInputException, match="WarehouseVersion: cannot be specified"):
+        lf.get_table_objects_arrow(
+            DatabaseName="db", TableName="t", WarehouseVersion=loaded, TransactionId=tx
+        )
     later = lf.start_transaction_at_version(WarehouseVersion=loaded + 10**6)["TransactionId"]  # the latest
     assert objects(governed, TransactionId=later) == [(("2024-01-01", "1"), "s3://lake/t/a")]
     for bad in (-1, "3", True):

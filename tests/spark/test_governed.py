@@ -13,6 +13,7 @@ import pytest
 from pyspark.sql.functions import col
 
 from gluecat import Catalog, LakeFormation
+from gluecat.spark.backend import Backend
 from gluecat.spark.governed import GovernedWrites
 
 GOVERNED = "TBLPROPERTIES ('table_type' = 'GOVERNED')"
@@ -566,3 +567,47 @@ def test_an_overwrite_never_deletes_objects_committed_after_its_query_read_the_t
         f"INSERT OVERWRITE {governed} PARTITION (p = 'a', q = 1) SELECT v + 10 FROM {governed} WHERE p = 'a'"
     )
     assert rows(spark, governed) == [(11, "a", 1), (11, "a", 1)]  # run again, it reads both
+
+
+def test_a_query_reading_the_table_in_several_scans_sees_a_commit_whole_or_not_at_all(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each scan lists the objects when Spark plans it; a commit between the scans of one query (here one
+    moving the row from partition a to b) must not be half seen: the query reads one state throughout."""
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    (old,) = objects(warehouse, ns, "g")
+    moved = Path(old["Uri"].removeprefix("file://").replace("/p=a/", "/p=b/"))
+    moved.parent.mkdir(parents=True)
+    moved.write_bytes(Path(old["Uri"].removeprefix("file://")).read_bytes())
+    listed = Backend.op_list_objects
+
+    def then_moved(self: Backend, args: dict[str, Any]) -> dict[str, Any]:
+        answer = listed(self, args)
+        monkeypatch.setattr(Backend, "op_list_objects", listed)  # once, between the first and second scan
+        other = LakeFormation(str(warehouse))
+        tx = other.start_transaction()["TransactionId"]
+        add = {
+            "Uri": f"file://{moved}",
+            "ETag": old["ETag"],
+            "Size": old["Size"],
+            "PartitionValues": ["b", "1"],
+        }
+        other.update_table_objects(
+            DatabaseName=ns,
+            TableName="g",
+            TransactionId=tx,
+            WriteOperations=[
+                {"DeleteObject": {"Uri": old["Uri"], "PartitionValues": ["a", "1"]}},
+                {"AddObject": add},
+            ],
+        )
+        other.commit_transaction(TransactionId=tx)
+        return answer
+
+    monkeypatch.setattr(Backend, "op_list_objects", then_moved)
+    union = (
+        f"SELECT v, p, q FROM {governed} WHERE p = 'a' UNION ALL SELECT v, p, q FROM {governed} WHERE p = 'b'"
+    )
+    assert [tuple(r) for r in spark.sql(union).collect()] == [(1, "a", 1)]  # the state the first scan read
+    assert [tuple(r) for r in spark.sql(union).collect()] == [(1, "b", 1)]  # the next query: the latest

@@ -195,12 +195,7 @@ class LakeFormation(ServiceClient):
         (``Catalog.warehouse_version()`` as a caller read it), so that the commits made since then
         conflict with its writes as commits made since its start do: a Spark write job starts at the
         state its query was planned on or after."""
-        if (
-            isinstance(WarehouseVersion, bool)
-            or not isinstance(WarehouseVersion, int)
-            or WarehouseVersion < 0
-        ):
-            raise InvalidInputException(f"WarehouseVersion: {WarehouseVersion!r} is not a commit number")
+        _check_version(WarehouseVersion)
         kind = TransactionType or READ_AND_WRITE
         tx_id = self._ctx.transactions().start(kind, self.transaction_timeout, WarehouseVersion)
         return response({"TransactionId": tx_id})
@@ -215,13 +210,16 @@ class LakeFormation(ServiceClient):
         SparkFilters: list[dict[str, Any]] | None = None,
         TransactionId: str | None = None,
         QueryAsOfTime: datetime | None = None,
+        WarehouseVersion: int | None = None,
     ) -> pa.Table:
         """Every object of the partitions that match, at once, as Arrow: a string column per partition
         key, then Uri, ETag and Size (what a Spark scan plans from).
 
         ``Expression`` is a GetPartitions expression (OR, IN, LIKE, ... as GetPartitions takes them), or
         ``SparkFilters`` Spark's pushed source filters as JSON trees (gluecat.expressions.spark); read at
-        ``TransactionId`` (its start and own writes; its commit, once committed) or ``QueryAsOfTime``.
+        ``TransactionId`` (its start and own writes; its commit, once committed), ``QueryAsOfTime``, or
+        ``WarehouseVersion`` (the state right after that commit: the metadata ``gluecat.warehouse_version``
+        of every answer names the one it read, so that a query's later reads read the same).
         """
         database = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
         table = shapes.check_db_or_table_name(TableName, "TableName")
@@ -229,6 +227,7 @@ class LakeFormation(ServiceClient):
         as_of = shapes.check_timestamp(QueryAsOfTime, "QueryAsOfTime")
         if TransactionId is not None:
             check_transaction_id(TransactionId)
+        _check_version(WarehouseVersion)
         if SparkFilters is not None and (expression or not isinstance(SparkFilters, list)):
             raise InvalidInputException(
                 "SparkFilters: must be a list of filters, and not given with Expression"
@@ -242,4 +241,10 @@ class LakeFormation(ServiceClient):
             spark_filters=predicate,
             transaction_id=TransactionId,
             as_of=as_of,
+            version=WarehouseVersion,
         )
+
+
+def _check_version(version: Any) -> None:
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int) or version < 0):
+        raise InvalidInputException(f"WarehouseVersion: {version!r} is not a commit number")

@@ -143,9 +143,22 @@ def _table_folders(state: Snapshot) -> list[tuple[Key, str]]:
 
 
 def _read(
-    ctx: Context, database: str, name: str, transaction_id: str | None, as_of: datetime | None
+    ctx: Context,
+    database: str,
+    name: str,
+    transaction_id: str | None,
+    as_of: datetime | None,
+    version: int | None = None,
 ) -> tuple[Snapshot, dict[str, Any], TableView]:
     """The state a read sees, the governed table in it, and its objects there."""
+    if version is not None:
+        if transaction_id is not None or as_of is not None:
+            raise InvalidInputException(
+                "WarehouseVersion: cannot be specified along with TransactionId or QueryAsOfTime"
+            )
+        snap = ctx.store.at_version(version)
+        table = obj.require_governed(snap, database, name)
+        return snap, table, obj.view_of(ctx, snap, table)
     if transaction_id is None:
         snap = ctx.read_snapshot(as_of, None)
         table = obj.require_governed(snap, database, name)
@@ -192,6 +205,7 @@ def objects_arrow(
     spark_filters: Any = None,
     transaction_id: str | None = None,
     as_of: datetime | None = None,
+    version: int | None = None,
 ) -> pa.Table:
     """Every object whose partition matches, as Arrow (a string column per partition key, then Uri, ETag
     and Size, in partition then Uri order), at a transaction (its start and its own writes while it runs,
@@ -199,6 +213,13 @@ def objects_arrow(
 
     ``expression`` is a GetPartitions expression (the whole language, not only a PartitionPredicate's),
     ``spark_filters`` Spark's pushed filters as parsed by gluecat.expressions.parse_spark_filters; both are
-    planned as GetPartitions plans them, partition indexes included."""
-    snap, table, view = _read(ctx, database, name, transaction_id, as_of)
-    return obj.objects_arrow(view, table, plan_query(snap, table, expression, spark_filters))
+    planned as GetPartitions plans them, partition indexes included. ``version`` reads the state right
+    after that commit of the warehouse; the schema's metadata ``gluecat.warehouse_version`` says which
+    commit's state was read (so that later reads of one query read the same)."""
+    snap, table, view = _read(ctx, database, name, transaction_id, as_of, version)
+    got = obj.objects_arrow(view, table, plan_query(snap, table, expression, spark_filters))
+    return got.replace_schema_metadata({WAREHOUSE_VERSION: str(snap.version)})
+
+
+WAREHOUSE_VERSION = "gluecat.warehouse_version"
+"""The Arrow metadata key of objects_arrow's answer naming the warehouse version it read."""

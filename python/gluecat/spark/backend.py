@@ -650,11 +650,13 @@ class Backend:
     def op_list_objects(self, args: dict[str, Any]) -> dict[str, Any]:
         """A governed table's objects in the partitions matching Spark's filters: columns of partition
         values, then each object's URI and size; at a committed transaction (``transaction``), a time
-        (``as_of``) or now."""
+        (``as_of``), a warehouse version (``version``: the one an earlier read of the query answered) or
+        now."""
         table = self._table(args)
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
+        filters = [f for f in args.get("filters", []) if _pushable(f)]
         rows = self.governed.objects(
-            table, [f for f in args.get("filters", []) if _pushable(f)], args.get("transaction"), _as_of(args)
+            table, filters, args.get("transaction"), _as_of(args), args.get("version")
         )
         return objects_answer(rows, keys)
 

@@ -34,6 +34,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat import Catalog, LakeFormation
+from gluecat.catalog.governed import WAREHOUSE_VERSION
 from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
 from gluecat.errors import (
@@ -165,14 +166,17 @@ class GovernedWrites:
         filters: list[dict[str, Any]],
         transaction: str | None,
         as_of: Any,
+        version: int | None = None,
     ) -> pa.Table:
-        """The objects of the partitions matching Spark's pushed filters, at a transaction, a time, or now."""
+        """The objects of the partitions matching Spark's pushed filters, at a transaction, a time, a
+        warehouse version, or now (the version read in the answer's metadata, ``WAREHOUSE_VERSION``)."""
         return self.lake_formation().get_table_objects_arrow(
             DatabaseName=table["DatabaseName"],
             TableName=table["Name"],
             SparkFilters=filters,
             TransactionId=transaction,
             QueryAsOfTime=as_of,
+            WarehouseVersion=version,
         )
 
     def committed(self, transaction: str) -> None:
@@ -437,8 +441,11 @@ def _remove_if_aborted(lf: LakeFormation, tx: str, fs: pafs.FileSystem, moved: l
 
 
 def objects_answer(rows: pa.Table, keys: list[str]) -> dict[str, Any]:
-    """Objects as the shim reads them: a column of values per key, then each object's URI and size."""
+    """Objects as the shim reads them: a column of values per key, then each object's URI and size, and
+    the warehouse version they were read at."""
+    read_at = (rows.schema.metadata or {}).get(WAREHOUSE_VERSION.encode())
     return {
+        "version": int(read_at) if read_at is not None else None,
         "values": [rows.column(k).to_pylist() for k in keys],
         "uris": [shim_uri(str(u)) for u in rows.column("Uri").to_pylist()],
         "sizes": rows.column("Size").to_pylist(),

@@ -42,6 +42,18 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
      * existence check; dropped at its own commits. */
     private Set<String> identities;
     private final Checks checks;
+    /** The warehouse version at which each running query (Spark's SQL execution id) first read this governed
+     * table's objects: its later reads of the table (the other scans of a self-join or a union of the table,
+     * which Spark resolves to this one instance) read that state too, so that no query sees part of a commit.
+     * A query's reads come after the table's load, so a write's transaction, which starts at the load, never
+     * starts after them. The last few queries are kept. */
+    private final Map<String, Long> readAt = java.util.Collections.synchronizedMap(
+        new java.util.LinkedHashMap<String, Long>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+                return size() > 32;
+            }
+        });
 
     /** Who reports a statement's missing or existing partitions: Spark (its own checks print a date partition as
      * days since the epoch), or this table, for ADD without IF NOT EXISTS and DROP without IF EXISTS (the session
@@ -234,12 +246,30 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         if (info.transaction != null) {
             a.put("transaction", info.transaction);
         }
+        String query = info.asOf == null && info.transaction == null
+            ? SparkSession.active().sparkContext().getLocalProperty("spark.sql.execution.id") : null;
+        Long pinned = query == null ? null : readAt.get(query);
+        if (pinned != null) {
+            a.put("version", pinned);
+        }
         a.set("filters", Partitions.filters(filters));
         JsonNode answer;
         try {
             answer = backend.call("list_objects", a);
         } catch (Backend.GlueError e) {
             throw e.toSpark();
+        }
+        if (query != null && pinned == null && answer.hasNonNull("version")) {
+            long read = answer.get("version").asLong();
+            Long first = readAt.putIfAbsent(query, read);
+            if (first != null && first != read) {  // another scan of the query read first: read its state
+                a.put("version", first);
+                try {
+                    answer = backend.call("list_objects", a);
+                } catch (Backend.GlueError e) {
+                    throw e.toSpark();
+                }
+            }
         }
         JsonNode columns = answer.get("values");
         JsonNode uris = answer.get("uris");
