@@ -799,6 +799,28 @@ def test_a_write_that_a_commit_since_the_start_made_wrong_is_a_concurrent_modifi
     assert objects(governed, TransactionId=tx) == [(("2024-01-01", "1"), "s3://lake/t/a")]
 
 
+def test_a_governed_table_stays_governed(governed: Governed) -> None:
+    # Read from its folder, a table of another type would show the files of the objects that overwrites
+    # and deletions removed (kept for time travel): deleted data back. Even with no objects left.
+    make_table(governed)
+    tx = commit(governed, add("s3://lake/t/a", "2024-01-01", "1"))
+    commit(governed, delete("s3://lake/t/a", "2024-01-01", "1"))
+    glue = governed.glue
+    for other in ("EXTERNAL_TABLE", "MANAGED_TABLE", None):
+        changed = table_input("t")
+        changed.pop("TableType")
+        if other is not None:
+            changed["TableType"] = other
+        with raises("InvalidInputException") as e:
+            glue.update_table(DatabaseName="db", TableInput=changed)
+        assert "TableInput.TableType" in str(e.value) and "stays one" in str(e.value)
+        with raises("InvalidInputException"):
+            glue.update_table(DatabaseName="db", TableInput=changed, TransactionId=start(governed))
+    assert glue.get_table(DatabaseName="db", Name="t")["Table"]["TableType"] == "GOVERNED"
+    glue.update_table(DatabaseName="db", TableInput={**table_input("t"), "Description": "still governed"})
+    assert objects(governed, TransactionId=tx) == [(("2024-01-01", "1"), "s3://lake/t/a")]
+
+
 def test_a_table_holding_objects_keeps_the_number_and_types_of_its_partition_keys(
     governed: Governed,
 ) -> None:

@@ -181,6 +181,19 @@ def key_forms(table: dict[str, Any]) -> list[str]:
     return out
 
 
+def check_type_change(old: dict[str, Any], new: dict[str, Any]) -> None:
+    """UpdateTable may not make a governed table another type (nor leave TableType out, which does the
+    same): its data is its objects, and its folder keeps the files of objects that overwrites and
+    deletions removed (for reads of earlier versions), which a table read from its folder would show
+    again; its objects would come back too if it were made governed again."""
+    if is_governed(old) and not is_governed(new):
+        raise InvalidInputException(
+            f"TableInput.TableType: {old['DatabaseName']}.{old['Name']} is a governed table and stays one "
+            f"(not {new.get('TableType') or 'left out'}): its folder holds files its objects no longer name, "
+            "which a table of another type would read"
+        )
+
+
 def check_key_change(old: dict[str, Any], new: dict[str, Any], holds_objects: Callable[[], bool]) -> None:
     """UpdateTable may not change the number of partition keys of a table that holds objects, nor a
     key's type to one whose values are parsed otherwise: its objects' values, kept in the old keys'

@@ -156,6 +156,7 @@ def update_table(
                 "it was updated by someone else"
             )
         indexes.check_table_update(ctx, snap, old, table_input)
+        objects.check_type_change(old, table_input)
         objects.check_key_change(old, table_input, lambda: _holds_objects(ctx, snap, old, transaction_id))
         new_version = str(int(old["VersionId"]) + 1)
         versions = snap.keys_with_prefix(TABLE_VERSION, (database, name))
