@@ -398,7 +398,9 @@ def test_a_dynamic_overwrite_and_a_transaction_writing_its_partition_serialise(
     spark.udf.register("commit_first", commit_first, "int")
     spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
     try:
-        with pytest.raises(Exception, match=r"gluecat ConcurrentModificationException: .*holds no object"):
+        with pytest.raises(
+            Exception, match=r"gluecat ConcurrentModificationException: .*partition \[\"a\",\"1\"\]"
+        ):
             spark.sql(f"INSERT OVERWRITE {governed} SELECT commit_first(7), 'a', 1").collect()
         assert rows(spark, governed) == [(1, "a", 1), (2, "b", 2)]  # the other writer's file holds row 1
         first = f"file://{folder / 'p=a' / 'q=1' / 'first.parquet'}"
@@ -611,3 +613,42 @@ def test_a_query_reading_the_table_in_several_scans_sees_a_commit_whole_or_not_a
     )
     assert [tuple(r) for r in spark.sql(union).collect()] == [(1, "a", 1)]  # the state the first scan read
     assert [tuple(r) for r in spark.sql(union).collect()] == [(1, "b", 1)]  # the next query: the latest
+
+
+def test_an_overwrite_never_keeps_a_partition_its_query_read_and_replaced(
+    spark: Any, warehouse: Path, ns: str, tables: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The job's transaction starts where Spark loaded the table, its query reads the table later: a
+    partition committed in between is read by the query, so an overwrite of the whole table must replace
+    it or fail, never keep it beside the rows made from it (duplicates), also when the job writes none of
+    its rows there."""
+    governed, _ = tables
+    spark.sql(f"INSERT INTO {governed} VALUES (1, 'a', 1)")
+    (old,) = objects(warehouse, ns, "g")
+    copy = Path(old["Uri"].removeprefix("file://").replace("/p=a/", "/p=c/"))
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(Path(old["Uri"].removeprefix("file://")).read_bytes())
+    listed = Backend.op_list_objects
+
+    def committed_then_listed(self: Backend, args: dict[str, Any]) -> dict[str, Any]:
+        monkeypatch.setattr(Backend, "op_list_objects", listed)  # once: after the load, before the read
+        other = LakeFormation(str(warehouse))
+        tx = other.start_transaction()["TransactionId"]
+        add = {
+            "Uri": f"file://{copy}",
+            "ETag": old["ETag"],
+            "Size": old["Size"],
+            "PartitionValues": ["c", "1"],
+        }
+        other.update_table_objects(
+            DatabaseName=ns, TableName="g", TransactionId=tx, WriteOperations=[{"AddObject": add}]
+        )
+        other.commit_transaction(TransactionId=tx)
+        return listed(self, args)
+
+    monkeypatch.setattr(Backend, "op_list_objects", committed_then_listed)
+    with pytest.raises(Exception, match=r'gluecat ConcurrentModificationException: .*partition \["c","1"\]'):
+        spark.sql(f"INSERT OVERWRITE {governed} SELECT v + 10, 'a', q FROM {governed}")  # all into a
+    assert rows(spark, governed) == [(1, "a", 1), (1, "c", 1)]
+    spark.sql(f"INSERT OVERWRITE {governed} SELECT v + 10, 'a', q FROM {governed}")  # run again: replaced
+    assert rows(spark, governed) == [(11, "a", 1), (11, "a", 1)]

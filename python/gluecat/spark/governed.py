@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import posixpath
 import threading
 import time
@@ -38,6 +39,7 @@ from gluecat.catalog.governed import WAREHOUSE_VERSION
 from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
 from gluecat.errors import (
+    ConcurrentModificationException,
     GlueError,
     InternalServiceException,
     InvalidInputException,
@@ -374,38 +376,47 @@ class GovernedWrites:
         """The objects an overwrite replaces, as the transaction reads them: those of the partitions
         ``overwrite`` names (OVERWRITE_BY_FILTER: the partitions its filters match), of every partition
         (TRUNCATE), of the partitions the job wrote (OVERWRITE_DYNAMIC, and the static ones too, as Hive
-        overwrites them)."""
+        overwrites them).
+
+        Objects committed to those partitions since the transaction started (which is before the job's
+        query read the table) are ConcurrentModificationException: the query may have read them, and
+        the transaction cannot delete what it does not see; a partition the job writes would conflict
+        at commit anyway, but one an overwrite only empties would not."""
         if mode == "APPEND":
             return
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
         lf = self.lake_formation()
-        args = {"DatabaseName": table["DatabaseName"], "TableName": table["Name"], "TransactionId": tx}
-        if not keys or mode == "TRUNCATE":
-            selections = [lf.get_table_objects_arrow(**args)]
-        else:
-            selections = []
+        args: dict[str, Any] = {"DatabaseName": table["DatabaseName"], "TableName": table["Name"]}
+        wanted: set[tuple[str, ...]] | None = None  # None: every partition
+        narrowing: list[dict[str, Any]] = []
+        if keys and mode != "TRUNCATE":
             written_values = [list(w["values"]) for w in written]
             if mode == "OVERWRITE_BY_FILTER":
                 written_values += [list(v) for v in overwrite]
             # As objects keep them: Spark spells a decimal(10,2) key's value 1.50, objects keep 1.5.
             written_values = [_as_kept(table, v) for v in written_values]
-            if written_values:
-                # The replaced partitions' objects, by an equality filter per key's values.
-                wanted = {tuple(v) for v in written_values}
-                narrowing = []
-                for i, k in enumerate(keys):
-                    column = sorted({v[i] for v in written_values})
-                    if _NULL_VALUE not in column:  # Hive's null marker is no value of a typed key
-                        narrowing.append({"op": "In", "attribute": k, "values": column})
-                every = lf.get_table_objects_arrow(**args, SparkFilters=narrowing)
-                mask = [tuple(v) in wanted for v, _ in _pairs(every, keys)]
-                selections.append(every.filter(pa.array(mask, pa.bool_())))
-        seen: set[str] = set()
-        for rows in selections:
-            for values, uri in _pairs(rows, keys):
-                if uri not in seen:
-                    seen.add(uri)
-                    yield values, uri
+            if not written_values:
+                return
+            # The replaced partitions' objects, by an equality filter per key's values.
+            wanted = {tuple(v) for v in written_values}
+            for i, k in enumerate(keys):
+                column = sorted({v[i] for v in written_values})
+                if _NULL_VALUE not in column:  # Hive's null marker is no value of a typed key
+                    narrowing.append({"op": "In", "attribute": k, "values": column})
+
+        def replaced(**at: Any) -> dict[str, list[str]]:
+            rows = lf.get_table_objects_arrow(**args, **at, SparkFilters=narrowing)
+            return {uri: v for v, uri in _pairs(rows, keys) if wanted is None or tuple(v) in wanted}
+
+        mine = replaced(TransactionId=tx)
+        for uri, values in replaced().items():
+            if uri not in mine:
+                name = f"{table['DatabaseName']}.{table['Name']}"
+                raise ConcurrentModificationException(
+                    f"The objects of partition {json.dumps(values, separators=(',', ':'))} of {name}, which "
+                    f"the overwrite replaces, were changed by a commit made after transaction {tx} started"
+                )
+        yield from ((values, uri) for uri, values in mine.items())
 
 
 def _commit(lf: LakeFormation, tx: str) -> None:
