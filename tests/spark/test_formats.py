@@ -52,6 +52,21 @@ def test_lazy_simple_serde_with_delimiter_and_header(
     ]
 
 
+def test_a_write_to_a_lazy_simple_serde_table_that_skips_headers_is_refused_not_lost(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    # A crawler's CSV table: Hive's text SerDe writes no header, so each file written would lose its first
+    # row to the header skip. The INSERT used to succeed and its rows never read back.
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "data.csv").write_text("id,name\n1,ann\n")
+    serde = {"SerializationLibrary": formats.LAZY_SIMPLE, "Parameters": {"field.delim": ","}}
+    make(Catalog(str(warehouse)), ns, "crawled", tmp_path / "t", serde, {"skip.header.line.count": "1"})
+    with pytest.raises(Exception, match="skip.header.line.count.*rows written would read as headers"):
+        spark.sql(f"INSERT INTO glue.{ns}.crawled VALUES (2, 'bob')")
+    assert [p.name for p in (tmp_path / "t").iterdir()] == ["data.csv"]
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.crawled").collect()] == [(1, "ann")]
+
+
 def test_lazy_simple_serde_default_ctrl_a_delimiter(
     spark: Any, warehouse: Path, ns: str, tmp_path: Path
 ) -> None:

@@ -664,6 +664,7 @@ class Backend:
         """A staging folder for one write job's files; for a governed table, the job's transaction starts
         too (the folder is named by it)."""
         table = self._table(args)
+        formats.check_writable(table)
         if is_governed(table):
             at = args.get("loaded_version")
             return {"staging": self.governed.begin(table, args.get("transaction_timeout"), at)}

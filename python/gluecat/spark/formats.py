@@ -290,6 +290,21 @@ def spark_source(table: dict[str, Any]) -> tuple[str, dict[str, str]]:
     )
 
 
+def check_writable(table: dict[str, Any]) -> None:
+    """Refuses a write whose rows would not read back. Hive's text SerDe writes no header line, so in a
+    LazySimpleSerDe table that skips header lines (``skip.header.line.count``, as crawlers and Athena set
+    it for CSV with a header) the first rows of every file written would be skipped as headers: the
+    INSERT would succeed and its rows be lost (Hive and Spark's Hive catalog lose them so; Trino refuses)."""
+    fmt, options = spark_source(table)
+    if fmt == HIVE_TEXT and options.get(HEADER) is not None:
+        raise InvalidInputException(
+            f"table {table.get('DatabaseName')}.{table.get('Name')} skips {options[HEADER]} header line(s) at "
+            f"the start of each file ({HEADER}) but Hive's text SerDe ({LAZY_SIMPLE}) writes none, so rows "
+            "written would read as headers and be skipped: write it with another engine, or use a table "
+            "whose writer writes the header (USING csv OPTIONS (header 'true'))"
+        )
+
+
 def layout(table: dict[str, Any]) -> Layout:
     """How the table's data files find a column: CSV and Hive text by position, the rest by name."""
     try:
