@@ -103,14 +103,17 @@ def both(real_hms: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
             storedAsSubDirectories=False,
         )
 
-    for name, keys in (("orders", KEYS), ("customers", [])):
+    # "converted": made MANAGED_TABLE with EXTERNAL=TRUE (what ALTER TABLE SET TBLPROPERTIES
+    # ('EXTERNAL'='TRUE') leaves in Glue), which Hive stores as an EXTERNAL_TABLE.
+    tables = (("orders", KEYS, "EXTERNAL_TABLE"), ("customers", [], "EXTERNAL_TABLE"))
+    for name, keys, table_type in (*tables, ("converted", [], "MANAGED_TABLE")):
         location = f"{root}/sales.db/{name}"
         glue.create_table(
             DatabaseName="sales",
             TableInput={
                 "Name": name,
                 "Owner": "etl",
-                "TableType": "EXTERNAL_TABLE",
+                "TableType": table_type,
                 "Parameters": {"EXTERNAL": "TRUE", "classification": "parquet"},
                 "StorageDescriptor": glue_sd(location),
                 "PartitionKeys": [{"Name": n, "Type": t} for n, t, _ in keys],
@@ -127,7 +130,7 @@ def both(real_hms: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
                 sd=hive_sd(location),
                 partitionKeys=[ttypes.FieldSchema(n, t, c) for n, t, c in keys],
                 parameters={"EXTERNAL": "TRUE", "classification": "parquet"},
-                tableType="EXTERNAL_TABLE",
+                tableType=table_type,
             )
         )
     glue.batch_create_partition(
@@ -248,7 +251,7 @@ def test_table_listings_agree(both: tuple[Any, Any]) -> None:
 
 def test_get_table_agrees_field_by_field(both: tuple[Any, Any]) -> None:
     ours, hms = both
-    for name in ("orders", "customers"):
+    for name in ("orders", "customers", "converted"):
         assert normalised(ours.get_table("sales", name)) == normalised(hms.get_table("sales", name))
     for side in (ours, hms):
         with pytest.raises(ttypes.NoSuchObjectException):

@@ -177,3 +177,47 @@ def test_partitions_come_in_hive_name_order_and_max_parts_keeps_the_first(
             c._iprot.trans.close()
     finally:
         server.stop()
+
+
+def test_external_tables_say_so_in_both_of_hives_records(users_file: Path, tmp_path: Path) -> None:
+    # Glue holds TableType and the EXTERNAL parameter apart, and they can disagree (a Spark ALTER TABLE SET
+    # TBLPROPERTIES ('EXTERNAL'='TRUE'), Hive's way to make a table external; a hand-made EXTERNAL=FALSE).
+    # gluecat's Spark catalog treats each such table as external and never deletes its data; Hive clients
+    # read the type (Spark's Hive client) or the parameter (Hive's DROP TABLE), so both must say external.
+    from gluecat import Catalog
+    from gluecat.api.table_kinds import is_external
+
+    glue = Catalog(str(tmp_path / "warehouse"))
+    glue.create_database(DatabaseInput={"Name": "db"})
+    shapes = {
+        "marked": ("MANAGED_TABLE", {"EXTERNAL": "TRUE"}, "EXTERNAL_TABLE"),
+        "marked_lower": ("MANAGED_TABLE", {"EXTERNAL": "true"}, "EXTERNAL_TABLE"),
+        "crawled": ("EXTERNAL_TABLE", {}, "EXTERNAL_TABLE"),
+        "contradicted": ("EXTERNAL_TABLE", {"EXTERNAL": "FALSE"}, "EXTERNAL_TABLE"),
+        "managed": ("MANAGED_TABLE", {}, "MANAGED_TABLE"),
+        "unmarked": ("MANAGED_TABLE", {"EXTERNAL": "FALSE"}, "MANAGED_TABLE"),
+    }
+    for name, (table_type, params, _) in shapes.items():
+        glue.create_table(
+            DatabaseName="db",
+            TableInput={"Name": name, "TableType": table_type, "Parameters": params, "StorageDescriptor": {}},
+        )
+    server = HiveMetastoreServer(glue, users_file).start()
+    try:
+        c = client(server, "binary")
+        for name, (_, _, hive_type) in shapes.items():
+            t = c.get_table("db", name)
+            assert t.tableType == hive_type, name
+            external = is_external(glue.get_table(DatabaseName="db", Name=name)["Table"])
+            assert (t.tableType == "EXTERNAL_TABLE") == external, name
+            assert (t.parameters.get("EXTERNAL") == "TRUE") == external, name
+        assert c.get_tables_by_type("db", "*", "EXTERNAL_TABLE") == [
+            "contradicted",
+            "crawled",
+            "marked",
+            "marked_lower",
+        ]
+        assert c.get_tables_by_type("db", "*", "MANAGED_TABLE") == ["managed", "unmarked"]
+        c._iprot.trans.close()
+    finally:
+        server.stop()

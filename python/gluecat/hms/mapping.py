@@ -4,6 +4,9 @@ Times become i32 seconds since the epoch (0 when Glue has none). A Glue table's 
 Hive knows it: EXTERNAL_TABLE (with the parameter EXTERNAL=TRUE that Hive expects), MANAGED_TABLE,
 VIRTUAL_VIEW; a Lake Formation GOVERNED table, or any type Hive does not know, is shown as an
 EXTERNAL_TABLE with its Glue type in the parameter ``glue.table_type``, so Hive clients can read it.
+Whether a table is external is decided as for every door (api/table_kinds.py), and Hive's two records
+of it then agree: a MANAGED_TABLE whose parameters say EXTERNAL=TRUE is an EXTERNAL_TABLE, as Hive
+stores it, and an external table's EXTERNAL parameter says TRUE.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from gluecat.api.table_kinds import is_external
 from gluecat.hms.gen.hive_metastore import ttypes
 
 HIVE_TABLE_TYPES = {"EXTERNAL_TABLE", "MANAGED_TABLE", "VIRTUAL_VIEW", "MATERIALIZED_VIEW"}
@@ -76,8 +80,13 @@ def table(t: dict[str, Any]) -> Any:
     table_type = glue_type if glue_type in HIVE_TABLE_TYPES else "EXTERNAL_TABLE"
     if glue_type != table_type:
         parameters["glue.table_type"] = glue_type
+    if glue_type in ("MANAGED_TABLE", "EXTERNAL_TABLE"):
+        # Hive clients read either record (Spark's Hive client the type, Hive's DROP TABLE the
+        # parameter), so both say what gluecat's own doors act on: data never deleted by one door that
+        # another treats as external.
+        table_type = "EXTERNAL_TABLE" if is_external(t) else "MANAGED_TABLE"
     if table_type == "EXTERNAL_TABLE":
-        parameters.setdefault("EXTERNAL", "TRUE")
+        parameters["EXTERNAL"] = "TRUE"
     return ttypes.Table(
         tableName=t["Name"],
         dbName=t["DatabaseName"],

@@ -17,12 +17,13 @@ from gluecat import Catalog
 from gluecat.api import shapes
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer, partition_names
+from gluecat.api.table_kinds import is_external
 from gluecat.catalog import table_changes as tc
 from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
-from gluecat.spark.data_files import DataFiles, data_files, filesystem, is_external, table_location
+from gluecat.spark.data_files import DataFiles, data_files, filesystem, table_location
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.refusals import SparkRefusal, quoted
 

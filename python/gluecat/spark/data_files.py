@@ -39,19 +39,12 @@ import pyarrow.fs as pafs
 from gluecat import Catalog, locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
+from gluecat.api.table_kinds import is_external
 from gluecat.errors import EntityNotFoundException, InvalidInputException
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
 _STORE_FOLDER = "_gluecat"
-
-
-def is_external(table: dict[str, Any]) -> bool:
-    """Whether a table's data is not the catalog's: anything but a MANAGED_TABLE or a GOVERNED table made
-    without LOCATION, or EXTERNAL=TRUE (as Hive records it in Parameters)."""
-    if str((table.get("Parameters") or {}).get("EXTERNAL", "")).upper() == "TRUE":
-        return True
-    return table.get("TableType") not in ("MANAGED_TABLE", "GOVERNED")
 
 
 def folder_key(location: str) -> str:

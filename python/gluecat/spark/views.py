@@ -10,8 +10,8 @@ from typing import Any
 
 from gluecat import Catalog
 from gluecat.api.pages import every
+from gluecat.api.table_kinds import is_external
 from gluecat.errors import EntityNotFoundException
-from gluecat.spark.data_files import is_external
 
 VIEW = "VIRTUAL_VIEW"
 _NAMESPACE = "view.catalogAndNamespace."
