@@ -189,3 +189,40 @@ def test_analyze_for_columns_names_what_it_cannot_do(spark: Any, ns: str) -> Non
         spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR COLUMNS nope")
     with pytest.raises(Exception, match="Spark does not compute statistics for that type"):
         spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR COLUMNS arr")
+
+
+def test_analyze_does_not_revert_a_table_update_made_meanwhile_through_another_door(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ANALYZE lists the table's files, then writes its statistics into the table's parameters. A boto3
+    # UpdateTable made while it lists (here through the Python API, at that moment) used to be overwritten
+    # by the table as ANALYZE had read it, and dropped from the history by its SkipArchive.
+    from gluecat.spark import backend
+
+    t = f"glue.{ns}.raced"
+    spark.sql(f"CREATE TABLE {t} (a INT) USING parquet")
+    spark.sql(f"INSERT INTO {t} VALUES (1)")
+    glue = Catalog(str(warehouse))
+    listing = backend._file_infos
+
+    def list_while_another_client_updates(folder: str) -> list[Any]:
+        table = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
+        sd = {**table["StorageDescriptor"], "Columns": [*table["StorageDescriptor"]["Columns"]]}
+        sd["Columns"].append({"Name": "added_by_boto3", "Type": "string"})
+        glue.update_table(
+            DatabaseName=ns,
+            TableInput={"Name": "raced", "StorageDescriptor": sd, "TableType": table["TableType"]},
+            VersionId=table["VersionId"],
+        )
+        return listing(folder)
+
+    monkeypatch.setattr(backend, "_file_infos", list_while_another_client_updates)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS NOSCAN")
+    monkeypatch.undo()
+    columns = glue.get_table(DatabaseName=ns, Name="raced")["Table"]["StorageDescriptor"]["Columns"]
+    assert [c["Name"] for c in columns] == ["a", "added_by_boto3"]
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS NOSCAN")  # run again, it applies to the new table
+    table = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
+    assert [c["Name"] for c in table["StorageDescriptor"]["Columns"]] == ["a", "added_by_boto3"]
+    assert table["Parameters"]["numFiles"] == "1"

@@ -224,3 +224,44 @@ def test_catalog_create_table_infers_the_schema_and_partitions_from_the_files(
     assert table["PartitionKeys"] == [{"Name": "p", "Type": "int"}]
     assert table["TableType"] == "EXTERNAL_TABLE"
     assert len(Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="found")["Partitions"]) == 2
+
+
+def test_alter_table_does_not_overwrite_an_update_made_meanwhile_through_another_door(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ALTER TABLE applies Spark's changes to the table as it read it. A boto3 UpdateTable landing between
+    # that read and the write (here through the Python API, while the type change is checked) used to be
+    # overwritten; now the ALTER fails with ConcurrentModificationException and the other update stays.
+    from gluecat.spark import backend
+
+    t = f"glue.{ns}.raced"
+    spark.sql(f"CREATE TABLE {t} (a INT) USING parquet")
+    glue = Catalog(str(warehouse))
+    check = backend._check_readable_types
+
+    def check_while_another_client_updates(catalog: Any, table: Any, changes: Any) -> None:
+        current = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
+        glue.update_table(
+            DatabaseName=ns,
+            TableInput={
+                "Name": "raced",
+                "StorageDescriptor": current["StorageDescriptor"],
+                "TableType": current["TableType"],
+                "Parameters": {**current["Parameters"], "set_by": "boto3"},
+            },
+        )
+        check(catalog, table, changes)
+
+    monkeypatch.setattr(backend, "_check_readable_types", check_while_another_client_updates)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"ALTER TABLE {t} ALTER COLUMN a TYPE BIGINT")
+    monkeypatch.undo()
+    table = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
+    assert table["Parameters"]["set_by"] == "boto3"
+    assert table["StorageDescriptor"]["Columns"] == [{"Name": "a", "Type": "int"}]
+    spark.sql(f"ALTER TABLE {t} ALTER COLUMN a TYPE BIGINT")
+    table = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
+    assert (table["Parameters"]["set_by"], table["StorageDescriptor"]["Columns"][0]["Type"]) == (
+        "boto3",
+        "bigint",
+    )

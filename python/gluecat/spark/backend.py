@@ -532,7 +532,9 @@ class Backend:
         changes = [_change(c) for c in args["changes"]]
         _check_readable_types(self.catalog, table, changes)
         new = tc.apply_changes(table_input(table), changes, layout)
-        self.catalog.update_table(DatabaseName=args["database"], TableInput=new)
+        # The changes were applied to the table as read above: an update another client made since (a
+        # boto3 UpdateTable, a crawler) must fail this one, not be overwritten by it.
+        self.catalog.update_table(DatabaseName=args["database"], TableInput=new, VersionId=table["VersionId"])
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
         """Glue has no rename: the table is recreated under its new name with its partitions and indexes.
@@ -868,7 +870,15 @@ class Backend:
         new["Parameters"] = statistics.table_parameters(
             new.get("Parameters") or {}, sum(sizes), len(sizes), rows
         )
-        self.catalog.update_table(DatabaseName=table["DatabaseName"], TableInput=new, SkipArchive=True)
+        # Listing the files takes a while: a table update made meanwhile through another door fails this
+        # one (ConcurrentModificationException) rather than being reverted, and dropped from the history
+        # by SkipArchive.
+        self.catalog.update_table(
+            DatabaseName=table["DatabaseName"],
+            TableInput=new,
+            SkipArchive=True,
+            VersionId=table["VersionId"],
+        )
         out = [
             {"statistic": statistics.SIZE, "value": str(sum(sizes))},
             {"statistic": statistics.FILES, "value": str(len(sizes))},
