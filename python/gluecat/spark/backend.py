@@ -25,6 +25,7 @@ from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
 from gluecat.spark.data_files import DataFiles, data_files, filesystem, table_location
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
+from gluecat.spark.partition_values import as_spark_reads
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
@@ -629,15 +630,16 @@ class Backend:
             SparkFilters=[f for f in filters if _pushable(f)],
             QueryAsOfTime=as_of,
         )
-        columns = [rows.column(k).to_pylist() for k in keys]
-        values = [list(v) for v in zip(*columns, strict=True)]
+        stored = [list(v) for v in zip(*(rows.column(k).to_pylist() for k in keys), strict=True)]
         base = (table.get("StorageDescriptor") or {}).get("Location", "").rstrip("/")
         name = partition_namer(keys)
         locations = [
             loc or f"{base}/{name(v)}"
-            for loc, v in zip(rows.column("Location").to_pylist(), values, strict=True)
+            for loc, v in zip(rows.column("Location").to_pylist(), stored, strict=True)
         ]
-        return values, locations
+        types = [k.get("Type", "string") for k in table.get("PartitionKeys", [])]
+        columns = [as_spark_reads(rows.column(k), t) for k, t in zip(keys, types, strict=True)]
+        return [list(v) for v in zip(*columns, strict=True)], locations
 
     def op_list_partitions(self, args: dict[str, Any]) -> dict[str, Any]:
         table = self._table(args)
