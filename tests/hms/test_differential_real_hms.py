@@ -108,6 +108,8 @@ def both(real_hms: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
     tables = (("orders", KEYS, "EXTERNAL_TABLE"), ("customers", [], "EXTERNAL_TABLE"))
     for name, keys, table_type in (*tables, ("converted", [], "MANAGED_TABLE")):
         location = f"{root}/sales.db/{name}"
+        # A table comment: Glue's Description, the parameter "comment" in Hive.
+        described = {"Description": "who buys"} if name == "customers" else {}
         glue.create_table(
             DatabaseName="sales",
             TableInput={
@@ -117,8 +119,10 @@ def both(real_hms: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
                 "Parameters": {"EXTERNAL": "TRUE", "classification": "parquet"},
                 "StorageDescriptor": glue_sd(location),
                 "PartitionKeys": [{"Name": n, "Type": t} for n, t, _ in keys],
+                **described,
             },
         )
+        comment = {"comment": described["Description"]} if described else {}
         hms.create_table(
             ttypes.Table(
                 tableName=name,
@@ -129,7 +133,7 @@ def both(real_hms: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
                 retention=0,
                 sd=hive_sd(location),
                 partitionKeys=[ttypes.FieldSchema(n, t, c) for n, t, c in keys],
-                parameters={"EXTERNAL": "TRUE", "classification": "parquet"},
+                parameters={"EXTERNAL": "TRUE", "classification": "parquet", **comment},
                 tableType=table_type,
             )
         )

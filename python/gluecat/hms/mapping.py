@@ -87,6 +87,10 @@ def table(t: dict[str, Any]) -> Any:
         table_type = "EXTERNAL_TABLE" if is_external(t) else "MANAGED_TABLE"
     if table_type == "EXTERNAL_TABLE":
         parameters["EXTERNAL"] = "TRUE"
+    if t.get("Description"):
+        # Hive has no description field: a table's comment is its parameter "comment" (what Hive's
+        # DESCRIBE, Spark's Hive catalog and Trino read), unless the parameters carry one already.
+        parameters.setdefault("comment", t["Description"])
     return ttypes.Table(
         tableName=t["Name"],
         dbName=t["DatabaseName"],
