@@ -120,7 +120,7 @@ STEPS = [
     Step(
         "CREATE TABLE {db}.txt (a INT, b STRING) ROW FORMAT DELIMITED FIELDS TERMINATED BY '|' STORED AS TEXTFILE"
     ),
-    Step("INSERT INTO {db}.txt VALUES (1, 'x|y'), (2, NULL), (3, '')"),
+    Step("INSERT INTO {db}.txt VALUES (1, 'x'), (2, NULL), (3, '')"),
     Step("SELECT * FROM {db}.txt"),
     Step(
         "CREATE TABLE {db}.txt_ntz (a TIMESTAMP_NTZ) STORED AS TEXTFILE",
@@ -128,6 +128,14 @@ STEPS = [
     ),
     Step("python:text {db}.txt"),  # the bytes Hive's SerDe writes
     Step("DESCRIBE TABLE EXTENDED {db}.txt", keep=described("Provider")),
+    # Last on txt: Hive's catalog writes the row, so what follows would differ.
+    Step(
+        "INSERT INTO {db}.txt VALUES (4, 'x|y')",
+        differs=(
+            "^error: ",
+            "Hive's SerDe writes 'x|y' unescaped, read back as 'x'; gluecat refuses a value it would not read back",
+        ),
+    ),
     Step("CREATE TABLE {db}.c (a INT, b STRING) USING csv OPTIONS (sep ';', header 'true')"),
     Step("INSERT INTO {db}.c VALUES (1, 'x'), (2, 'y;z')"),
     Step("SELECT * FROM {db}.c"),

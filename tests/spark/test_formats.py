@@ -67,6 +67,32 @@ def test_a_write_to_a_lazy_simple_serde_table_that_skips_headers_is_refused_not_
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.crawled").collect()] == [(1, "ann")]
 
 
+def test_a_value_hives_text_serde_would_not_read_back_is_refused_before_anything_is_written(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    # A crawler's unquoted CSV table (LazySimpleSerDe, field.delim ',', no escape.delim). Hive's SerDe
+    # writes values as they are: 'smith, ann' used to be written and read back as name 'smith' and a
+    # next column ' ann'; a line break made two rows; the string '\\N' read as NULL.
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "data.csv").write_text("1,ann\n")
+    serde = {"SerializationLibrary": formats.LAZY_SIMPLE, "Parameters": {"field.delim": ","}}
+    make(Catalog(str(warehouse)), ns, "crawled", tmp_path / "t", serde)
+    t = f"glue.{ns}.crawled"
+    for value, why in (
+        ("'smith, ann'", "holds the field delimiter"),
+        ("'two\\nlines'", "holds a line break"),
+        ("'\\\\N'", "equals the table's null sequence"),
+    ):
+        with pytest.raises(Exception, match=f"column name {why}"):
+            spark.sql(f"INSERT INTO {t} VALUES (1, 'fine'), (2, {value})")
+    assert [p.name for p in (tmp_path / "t").iterdir()] == ["data.csv"]
+    spark.sql(f"INSERT INTO {t} VALUES (2, 'bob')")  # values it reads back are written as before
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM {t} ORDER BY id").collect()] == [
+        (1, "ann"),
+        (2, "bob"),
+    ]
+
+
 def test_lazy_simple_serde_default_ctrl_a_delimiter(
     spark: Any, warehouse: Path, ns: str, tmp_path: Path
 ) -> None:
@@ -229,14 +255,17 @@ def test_stored_as_textfile_row_format_delimited_writes_and_reads_as_hive_does(
     assert (sd["InputFormat"], sd["OutputFormat"]) == (formats.TEXT_INPUT, formats.TEXT_OUTPUT)
     assert sd["SerdeInfo"]["SerializationLibrary"] == formats.LAZY_SIMPLE
     assert sd["SerdeInfo"]["Parameters"]["field.delim"] == "|"
-    spark.sql(f"INSERT INTO {t} VALUES (1, 'x|y', array('p', 'q')), (2, NULL, NULL), (3, '', array())")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x', array('p', 'q')), (2, NULL, NULL), (3, '', array())")
+    # Hive's SerDe has no escape here: 'x|y' would be written as is and read back as 'x' and ['y'].
+    with pytest.raises(Exception, match="column b holds the field delimiter"):
+        spark.sql(f"INSERT INTO {t} VALUES (4, 'x|y', array('p', 'q'))")
     lines = sorted(
         line for f in part_files(warehouse / f"{ns}.db" / "txt") for line in f.read_text().splitlines()
     )
-    assert lines == ["1|x|y|p,q", "2|\\N|\\N", "3||"]  # Hive's bytes: no quoting, \N for NULL
-    # Read as Hive reads them: the delimiter splits 'x|y', an empty string stays one.
+    assert lines == ["1|x|p,q", "2|\\N|\\N", "3||"]  # Hive's bytes: no quoting, \N for NULL
+    # Read as Hive reads them: an empty string stays one.
     assert [tuple(r) for r in spark.sql(f"SELECT a, b, tags FROM {t} ORDER BY a").collect()] == [
-        (1, "x", ["y"]),
+        (1, "x", ["p", "q"]),
         (2, None, None),
         (3, "", []),
     ]

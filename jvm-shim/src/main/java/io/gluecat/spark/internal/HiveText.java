@@ -27,6 +27,7 @@ import org.apache.spark.sql.catalyst.expressions.SpecificInternalRow;
 import org.apache.spark.sql.catalyst.types.DataTypeUtils;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.execution.datasources.HadoopFileLinesReader;
+import org.apache.spark.sql.execution.datasources.OutputWriter;
 import org.apache.spark.sql.execution.datasources.OutputWriterFactory;
 import org.apache.spark.sql.execution.datasources.PartitionedFile;
 import org.apache.spark.sql.execution.datasources.v2.FilePartitionReaderFactory;
@@ -71,7 +72,132 @@ public final class HiveText {
         TableDesc table = new TableDesc(TextInputFormat.class, HiveIgnoreKeyTextOutputFormat.class,
             tableProperties(dataSchema, options));
         HiveFileFormat format = new HiveFileFormat(new FileSinkDesc(new Path(staging), table, false));
-        return format.prepareWrite(spark, job, Scala.map(options), dataSchema);
+        OutputWriterFactory hive = format.prepareWrite(spark, job, Scala.map(options), dataSchema);
+        RowCheck check = RowCheck.of(dataSchema, options);
+        return check == null ? hive : new CheckedWriters(hive, check);
+    }
+
+    /** Hive's LazySerDeParameters.getByte: a number is the byte it names ("1" is ^A), else the first byte. */
+    private static byte serdeByte(String value, byte fallback) {
+        if (value == null || value.isEmpty()) {
+            return fallback;
+        }
+        try {
+            return Byte.parseByte(value);
+        } catch (NumberFormatException e) {
+            return value.getBytes(java.nio.charset.StandardCharsets.UTF_8)[0];
+        }
+    }
+
+    /**
+     * The values Hive's text SerDe writes so that they read back as something else, refused before they are
+     * written: without {@code escape.delim} a string holding the field delimiter is split into the next
+     * columns, and without {@code serialization.escape.crlf} a line break ends the row; a string equal to the
+     * null sequence ({@code \N}) reads as NULL. Top-level string columns only (nested values have their own
+     * delimiters).
+     */
+    static final class RowCheck implements Serializable {
+        private static final long serialVersionUID = 1L;
+        private final int[] ordinals;
+        private final String[] names;
+        private final byte delimiter;
+        private final boolean escaped;
+        private final boolean escapesLineBreaks;
+        private final byte[] nullSequence;
+
+        private RowCheck(int[] ordinals, String[] names, Map<String, String> options) {
+            this.ordinals = ordinals;
+            this.names = names;
+            this.delimiter = serdeByte(options.getOrDefault("field.delim", options.get("serialization.format")),
+                (byte) 1);
+            this.escaped = options.get("escape.delim") != null && !options.get("escape.delim").isEmpty();
+            this.escapesLineBreaks = escaped && "true".equalsIgnoreCase(options.get("serialization.escape.crlf"));
+            this.nullSequence = options.getOrDefault("serialization.null.format", "\\N")
+                .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        }
+
+        /** The check of a table's string columns, or null when it has none. */
+        static RowCheck of(StructType dataSchema, Map<String, String> options) {
+            List<Integer> ordinals = new ArrayList<>();
+            List<String> names = new ArrayList<>();
+            for (int i = 0; i < dataSchema.fields().length; i++) {
+                StructField f = dataSchema.fields()[i];
+                if (f.dataType() instanceof org.apache.spark.sql.types.StringType) {
+                    ordinals.add(i);
+                    names.add(f.name());
+                }
+            }
+            return ordinals.isEmpty() ? null
+                : new RowCheck(ordinals.stream().mapToInt(Integer::intValue).toArray(), names.toArray(new String[0]),
+                    options);
+        }
+
+        void check(InternalRow row) {
+            for (int k = 0; k < ordinals.length; k++) {
+                if (row.isNullAt(ordinals[k])) {
+                    continue;
+                }
+                byte[] bytes = row.getUTF8String(ordinals[k]).getBytes();
+                if (java.util.Arrays.equals(bytes, nullSequence)) {
+                    refuse(k, "equals the table's null sequence (serialization.null.format), so it would read as NULL");
+                }
+                for (byte b : bytes) {
+                    if (b == delimiter && !escaped) {
+                        refuse(k, "holds the field delimiter and the table's SerDe has no escape.delim, so it would "
+                            + "read back split into the next columns");
+                    }
+                    if ((b == '\n' || b == '\r') && !escapesLineBreaks) {
+                        refuse(k, "holds a line break, which the table's SerDe does not escape (escape.delim with "
+                            + "serialization.escape.crlf=true), so it would read back as two rows");
+                    }
+                }
+            }
+        }
+
+        private void refuse(int k, String why) {
+            throw new IllegalArgumentException("gluecat: a value of column " + names[k] + " " + why
+                + "; nothing was written (Hive's text SerDe, LazySimpleSerDe, writes it as it is)");
+        }
+    }
+
+    /** Hive's writers with each row checked first (RowCheck). */
+    static final class CheckedWriters extends OutputWriterFactory {
+        private static final long serialVersionUID = 1L;
+        private final OutputWriterFactory hive;
+        private final RowCheck check;
+
+        CheckedWriters(OutputWriterFactory hive, RowCheck check) {
+            this.hive = hive;
+            this.check = check;
+        }
+
+        @Override
+        public String getFileExtension(org.apache.hadoop.mapreduce.TaskAttemptContext context) {
+            return hive.getFileExtension(context);
+        }
+
+        @Override
+        public OutputWriter newInstance(String path, StructType dataSchema,
+                org.apache.hadoop.mapreduce.TaskAttemptContext context) {
+            OutputWriter writer = hive.newInstance(path, dataSchema, context);
+            return new OutputWriter() {
+                @Override
+                public void write(InternalRow row) {
+                    check.check(row);
+                    writer.write(row);
+                }
+
+                @Override
+                public void close() {
+                    writer.close();
+                }
+
+                @Override
+                public String path() {
+                    return writer.path();
+                }
+            };
+        }
     }
 
     static ReaderFactory readers(SparkSession spark, Configuration conf, StructType dataSchema,
