@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from gluecat import Catalog
@@ -140,6 +142,70 @@ def test_a_serde_spark_cannot_read_is_named_in_the_error(
         spark.sql(f"SELECT * FROM glue.{ns}.logs").collect()
     with pytest.raises(Exception, match="RegexSerDe"):
         spark.sql(f"INSERT INTO glue.{ns}.logs VALUES (1, 'x')")
+
+
+@pytest.mark.parametrize(
+    ("shape", "serde", "input_format", "params"),
+    [
+        # Athena's CREATE TABLE ... TBLPROPERTIES ('table_type'='ICEBERG'), as Glue shows it.
+        (
+            "iceberg",
+            formats.LAZY_SIMPLE,
+            "org.apache.hadoop.mapred.FileInputFormat",
+            {"table_type": "ICEBERG"},
+        ),
+        # Hudi's Glue sync: Parquet files, several versions of each row among them.
+        ("hudi", formats.PARQUET_SERDE, "org.apache.hudi.hadoop.HoodieParquetInputFormat", {}),
+        # A Delta table registered with a Parquet SerDe: its folder keeps removed files.
+        (
+            "delta",
+            formats.PARQUET_SERDE,
+            "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+            {"spark.sql.sources.provider": "delta"},
+        ),
+    ],
+)
+def test_an_open_table_formats_table_is_not_read_as_its_folders_files(
+    spark: Any,
+    warehouse: Path,
+    ns: str,
+    tmp_path: Path,
+    shape: str,
+    serde: str,
+    input_format: str,
+    params: dict[str, str],
+) -> None:
+    # Such a table's rows are the files its own metadata lists; its folder also holds files it removed
+    # or superseded (and metadata). Read as plain Parquet or text, they used to come back as rows.
+    folder = tmp_path / "t"
+    folder.mkdir()
+    pq.write_table(pa.table({"id": pa.array([1], pa.int32()), "name": ["removed"]}), folder / "old.parquet")
+    Catalog(str(warehouse)).create_table(
+        DatabaseName=ns,
+        TableInput={
+            "Name": shape,
+            "TableType": "EXTERNAL_TABLE",
+            "Parameters": params,
+            "StorageDescriptor": {
+                "InputFormat": input_format,
+                "OutputFormat": formats.TEXT_OUTPUT,
+                "SerdeInfo": {"SerializationLibrary": serde},
+                "Columns": [{"Name": "id", "Type": "int"}, {"Name": "name", "Type": "string"}],
+                "Location": str(folder),
+            },
+        },
+    )
+    with pytest.raises(Exception, match="table: its rows are the data files its own metadata lists"):
+        spark.sql(f"SELECT * FROM glue.{ns}.{shape}").collect()
+    with pytest.raises(Exception, match="its own metadata lists"):
+        spark.sql(f"INSERT INTO glue.{ns}.{shape} VALUES (2, 'new')")
+    assert [p.name for p in folder.iterdir()] == ["old.parquet"]
+
+
+def test_a_table_spark_could_not_read_is_not_created(spark: Any, warehouse: Path, ns: str) -> None:
+    with pytest.raises(Exception, match="an Iceberg table"):
+        spark.sql(f"CREATE TABLE glue.{ns}.i (a INT) USING parquet TBLPROPERTIES ('table_type' = 'ICEBERG')")
+    assert Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"] == []
 
 
 def test_spark_source_maps_descriptors_to_reader_options() -> None:

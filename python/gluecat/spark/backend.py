@@ -464,10 +464,15 @@ class Backend:
         kind = props.get("table_type") or props.get("gluecat.table_type") or ""
         if str(kind).upper() == "GOVERNED":
             table["TableType"] = "GOVERNED"  # its data is the objects its writes' transactions register
+        elif kind:
+            # Spark passes table_type among its reserved properties, which Parameters do not keep: the
+            # table it names (an Iceberg table, ...) must not silently become a plain file table.
+            table["Parameters"]["table_type"] = kind
         if props.get("comment"):
             table["Description"] = props["comment"]
         if props.get("owner"):
             table["Owner"] = props["owner"]
+        formats.spark_source(table)  # no table Spark could not read (TBLPROPERTIES ('table_type'='ICEBERG'))
         if not external:
             self.catalog.get_database(Name=args["database"])  # a missing database is named as such first
             self.files.check_new_managed_folder(args["database"], args["name"], location)

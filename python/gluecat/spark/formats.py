@@ -244,11 +244,46 @@ def _passed(params: dict[str, str], *dropped: str) -> dict[str, str]:
     return {k: v for k, v in params.items() if k not in _HIVE_ONLY and k not in dropped}
 
 
+# Open table formats by the names Glue tables give them (Parameters table_type, Spark's provider).
+_TABLE_FORMATS = {"ICEBERG": "an Iceberg", "DELTA": "a Delta Lake", "HUDI": "a Hudi"}
+
+
+def _table_format(table: dict[str, Any]) -> str | None:
+    """Which open table format keeps the table's data, if one does: its rows are the files its own
+    metadata lists, not every file under its location."""
+    params = table.get("Parameters") or {}
+    for key in ("table_type", "spark.sql.sources.provider"):
+        found = _TABLE_FORMATS.get(str(params.get(key) or "").strip().upper())
+        if found:
+            return found
+    input_format = ((table.get("StorageDescriptor") or {}).get("InputFormat") or "").lower()
+    for marker, name in (("hoodie", "a Hudi"), ("hudi", "a Hudi"), ("iceberg", "an Iceberg")):
+        if marker in input_format:
+            return name
+    return None
+
+
 def spark_source(table: dict[str, Any]) -> tuple[str, dict[str, str]]:
     """The Spark source and reader/writer options for a Glue table's files, or Unreadable. Every SerDe
     parameter reaches the reader and writer (under Spark's name where the two differ), so do a table's
-    ``orc.*`` and ``parquet.*`` parameters (ORC's and Parquet's own writer settings)."""
+    ``orc.*`` and ``parquet.*`` parameters (ORC's and Parquet's own writer settings).
+
+    An Iceberg, Delta Lake or Hudi table (as pyiceberg, Athena, crawlers and Hudi's sync register them,
+    often with a Parquet or text SerDe) is Unreadable: its folders hold removed and superseded files and
+    metadata beside its rows, which a file scan would return (and a write there would be invisible to
+    its readers). A SymlinkTextInputFormat table's folder holds manifests naming its files."""
     sd = table.get("StorageDescriptor") or {}
+    table_format = _table_format(table)
+    if table_format is not None:
+        raise Unreadable(
+            f"it is {table_format} table: its rows are the data files its own metadata lists, not the files "
+            "in its folders; read and write it with that format's Spark catalog"
+        )
+    if "symlinktextinputformat" in (sd.get("InputFormat") or "").lower():
+        raise Unreadable(
+            "its InputFormat is SymlinkTextInputFormat: its folder holds manifests naming the data files, "
+            "not the data"
+        )
     serde = sd.get("SerdeInfo") or {}
     lib = serde.get("SerializationLibrary") or ""
     params = dict(serde.get("Parameters") or {})
