@@ -221,3 +221,57 @@ def test_external_tables_say_so_in_both_of_hives_records(users_file: Path, tmp_p
         c._iprot.trans.close()
     finally:
         server.stop()
+
+
+def test_a_partition_without_its_own_descriptor_is_shown_as_spark_reads_it(
+    users_file: Path, tmp_path: Path
+) -> None:
+    # Glue takes partitions with Values only, or a Location only. gluecat's Spark catalog reads them with
+    # the table's format and SerDe, at the Hive path under the table's location; Hive clients used to get
+    # an empty SerDe and no location for them.
+    import json
+
+    from gluecat import Catalog
+    from gluecat.spark.backend import Backend
+
+    glue = Catalog(str(tmp_path / "warehouse"))
+    glue.create_database(DatabaseInput={"Name": "db"})
+    serde = {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"}
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "PartitionKeys": [{"Name": "K", "Type": "string"}],
+            "StorageDescriptor": {
+                "Columns": [{"Name": "a", "Type": "int"}],
+                "Location": "s3://lake/t/",
+                "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
+                "OutputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetOutputFormat",
+                "SerdeInfo": serde,
+            },
+        },
+    )
+    glue.batch_create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInputList=[
+            {"Values": ["a/b"]},
+            {"Values": ["x"], "StorageDescriptor": {"Location": "s3://elsewhere/x"}},
+        ],
+    )
+    spark_reads = json.loads(
+        Backend(glue).call("list_partitions", json.dumps({"database": "db", "name": "t"}))
+    )
+    folders = dict(zip(spark_reads["ok"]["values"][0], spark_reads["ok"]["locations"], strict=True))
+    assert folders == {"a/b": "s3://lake/t/k=a%2Fb", "x": "s3://elsewhere/x"}
+    server = HiveMetastoreServer(glue, users_file).start()
+    try:
+        c = client(server, "binary")
+        for p in c.get_partitions("db", "t", -1):
+            assert p.sd.location == folders[p.values[0]]
+            assert p.sd.serdeInfo.serializationLib == serde["SerializationLibrary"]
+            assert p.sd.inputFormat == "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat"
+            assert [c.name for c in p.sd.cols] == ["a"]
+        c._iprot.trans.close()
+    finally:
+        server.stop()

@@ -14,6 +14,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from gluecat.api.partition_names import partition_name
 from gluecat.api.table_kinds import is_external
 from gluecat.hms.gen.hive_metastore import ttypes
 
@@ -112,6 +113,22 @@ def table(t: dict[str, Any]) -> Any:
     )
 
 
+def effective_partition_sd(p: dict[str, Any], table_doc: dict[str, Any]) -> dict[str, Any]:
+    """A partition's descriptor as gluecat's Spark catalog reads the partition: Glue lets a partition
+    leave out its format, SerDe and location (BatchCreatePartition with Values only, or a Location
+    only); the table's format and SerDe then apply, and its folder is the Hive path under the table's
+    location. A Hive client must be told the same, not an empty SerDe or no location."""
+    table_sd = table_doc.get("StorageDescriptor") or {}
+    sd = dict(p.get("StorageDescriptor") or {})
+    for field in ("InputFormat", "OutputFormat", "SerdeInfo"):
+        if not sd.get(field) and table_sd.get(field):
+            sd[field] = table_sd[field]
+    if not sd.get("Location") and table_sd.get("Location"):
+        keys = [k["Name"] for k in table_doc.get("PartitionKeys") or []]
+        sd["Location"] = f"{str(table_sd['Location']).rstrip('/')}/{partition_name(keys, list(p['Values']))}"
+    return sd
+
+
 def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> Any:
     columns = (table_doc.get("StorageDescriptor") or {}).get("Columns")
     return ttypes.Partition(
@@ -120,6 +137,6 @@ def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> Any:
         tableName=p["TableName"],
         createTime=seconds(p.get("CreationTime")),
         lastAccessTime=seconds(p.get("LastAccessTime")),
-        sd=storage_descriptor(p.get("StorageDescriptor"), fallback_columns=columns),
+        sd=storage_descriptor(effective_partition_sd(p, table_doc), fallback_columns=columns),
         parameters=dict(p.get("Parameters") or {}),
     )
