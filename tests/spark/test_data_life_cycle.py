@@ -266,3 +266,31 @@ def test_other_tables_data_survives_every_drop_truncate_rename_and_overwrite(
     assert rows(spark, f"glue.{ns}.reader") == [(8,)]
     spark.sql(f"DROP TABLE glue.{ns}.twin2")
     assert rows(spark, f"glue.{ns}.reader") == [(8,)]
+
+
+def test_rows_of_a_partition_dropped_through_another_client_do_not_come_back_with_a_new_one(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    # Glue's BatchDeletePartition unregisters a partition and keeps its files (Spark's DROP PARTITION of a
+    # managed table deletes them). An INSERT of the same values used to register the folder again, and
+    # the dropped rows came back beside the new ones. It is now refused, and nothing is written.
+    t = f"glue.{ns}.t"
+    spark.sql(f"CREATE TABLE {t} (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'x'), (2, 'y')")
+    glue = Catalog(str(warehouse))
+    glue.batch_delete_partition(DatabaseName=ns, TableName="t", PartitionsToDelete=[{"Values": ["x"]}])
+    for statement in (
+        f"INSERT INTO {t} VALUES (3, 'x')",
+        f"INSERT OVERWRITE {t} PARTITION (p = 'x') VALUES (3)",
+    ):
+        with pytest.raises(
+            Exception, match=r"Partition \['x'\] of .* is new, but its folder .* holds data files"
+        ):
+            spark.sql(statement)
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {t}").collect()) == [(2, "y")]
+    spark.sql(f"INSERT INTO {t} VALUES (4, 'y'), (5, 'z')")  # existing and fresh partitions as before
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT * FROM {t}").collect()) == [
+        (2, "y"),
+        (4, "y"),
+        (5, "z"),
+    ]

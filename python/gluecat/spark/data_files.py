@@ -461,6 +461,7 @@ class DataFiles:
         """
         try:
             plan = self._plan_write(table, mode, [w["values"] for w in written], overwrite)
+            self._check_new_partition_folders(table, plan.add)
             if plan.overwritten:
                 claims = self.claims(table=table, leaving=plan.overwritten_values)
                 self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
@@ -485,6 +486,27 @@ class DataFiles:
                 )
         finally:
             delete_tree(staging)
+
+    def _check_new_partition_folders(self, table: dict[str, Any], add: list[dict[str, Any]]) -> None:
+        """Refuses to register a new partition of a managed table at a folder of it that already holds data
+        files. Only a partition dropped through another client leaves them there (Glue's DeletePartition
+        keeps a partition's files; Spark's DROP PARTITION deletes a managed one's): registered again, the
+        dropped rows would come back beside the new ones, as files left behind never come back as rows of
+        a new managed table (LOCATION_ALREADY_EXISTS)."""
+        managed = self.managed_folder(table)
+        if managed is None:
+            return
+        inside = folder_key(managed)
+        for partition in add:
+            folder = partition["StorageDescriptor"]["Location"]
+            if _inside(folder_key(folder), inside) and data_files(folder):
+                raise InvalidInputException(
+                    f"Partition {partition['Values']} of {table['DatabaseName']}.{table['Name']} is new, but its "
+                    f"folder {folder} holds data files that no registered partition reads (left by a partition "
+                    "dropped through another client, whose files Glue keeps): registered now, their rows would "
+                    "come back. Delete them, or register them first (ALTER TABLE ADD PARTITION, MSCK REPAIR "
+                    "TABLE)"
+                )
 
     def _plan_write(
         self, table: dict[str, Any], mode: str, written: list[list[str]], replaced: list[list[str]]
