@@ -306,3 +306,12 @@ def test_a_filtered_read_returns_the_rows_of_the_full_read_that_pass_the_filter(
     assert sorted(r.n for r in full if r.d is None) == [2, 3]
     assert sorted(r.n for r in full if r.t is None) == [2, 3]
     assert sorted(r.n for r in full if r.day is None) == [2, 3]
+
+
+def test_not_null_safe_equal_keeps_the_null_partition(spark: Any, ns: str) -> None:
+    """NOT (k <=> v) is true where k is NULL; the catalog read it as NOT (k = v), unknown there, and
+    dropped the NULL partition from the scan."""
+    spark.sql(f"CREATE TABLE glue.{ns}.ns_eq (v INT, k DECIMAL(10,2)) USING parquet PARTITIONED BY (k)")
+    spark.sql(f"INSERT INTO glue.{ns}.ns_eq VALUES (1, 1.5), (2, 2.5), (3, NULL)")
+    got = spark.sql(f"SELECT v FROM glue.{ns}.ns_eq WHERE NOT (k <=> 1.5) ORDER BY v").collect()
+    assert [r.v for r in got] == [2, 3]

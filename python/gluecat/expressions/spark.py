@@ -131,6 +131,10 @@ def _spark_filter(f: Mapping[str, Any], positive: bool = True, depth: int = 0) -
         if op == "EqualNullSafe":
             if f["value"] is None:
                 return IsNull(column)
+            if not positive:
+                # NOT (k <=> v) is true where k is NULL, but k = v is unknown there, so NOT (k = v)
+                # would drop the NULL partitions (Hive's marker, which the IR cannot test for).
+                return FalseP()
             return Compare("=", column, _spark_value(f["value"], op))
         if op == "In":
             values = [v for v in f["values"] if v is not None]
