@@ -315,3 +315,20 @@ def test_not_null_safe_equal_keeps_the_null_partition(spark: Any, ns: str) -> No
     spark.sql(f"INSERT INTO glue.{ns}.ns_eq VALUES (1, 1.5), (2, 2.5), (3, NULL)")
     got = spark.sql(f"SELECT v FROM glue.{ns}.ns_eq WHERE NOT (k <=> 1.5) ORDER BY v").collect()
     assert [r.v for r in got] == [2, 3]
+
+
+def test_dates_of_the_julian_gap_select_their_partitions(spark: Any, ns: str) -> None:
+    """Spark's filters carried a date as a java.sql.Date, in the hybrid Julian calendar that has no
+    1582-10-05 to 1582-10-14: DATE'1582-10-10' reached the catalog as 1582-10-20, and the query silently
+    returned no rows (or the wrong ones for < and >)."""
+    spark.sql(f"CREATE TABLE glue.{ns}.gap (v INT, d DATE) USING parquet PARTITIONED BY (d)")
+    spark.sql(
+        f"INSERT INTO glue.{ns}.gap VALUES (1, DATE'1582-10-04'), (2, DATE'1582-10-10'), (3, DATE'1582-10-15')"
+    )
+
+    def values(where: str) -> list[int]:
+        return [r.v for r in spark.sql(f"SELECT v FROM glue.{ns}.gap WHERE {where} ORDER BY v").collect()]
+
+    assert values("d = DATE'1582-10-10'") == [2]
+    assert values("d > DATE'1582-10-09'") == [2, 3]
+    assert values("d IN (DATE'1582-10-10', DATE'1582-10-14')") == [2]

@@ -22,6 +22,8 @@ import org.apache.spark.sql.execution.datasources.PartitionDirectory;
 import org.apache.spark.sql.execution.datasources.PartitionPath;
 import org.apache.spark.sql.execution.datasources.PartitionSpec;
 import org.apache.spark.sql.execution.datasources.PartitioningAwareFileIndex;
+import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.internal.SQLConf$;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -148,14 +150,28 @@ public final class GlueFileIndex extends PartitioningAwareFileIndex {
         if (cached != null && partitionFilters.equals(cached.filters())) {
             return cached.selected();
         }
-        List<Filter> translated = new ArrayList<>();
-        for (Expression e : Scala.list(partitionFilters)) {
-            scala.Option<Filter> f = DataSourceStrategy$.MODULE$.translateFilter(e, true);
-            if (f.isDefined()) {
-                translated.add(f.get());
+        return lister.list(translate(partitionFilters));
+    }
+
+    /**
+     * Spark's partition predicates as source filters, with dates and timestamps as java.time values. A
+     * java.sql.Date (what the filters carry otherwise) is in the hybrid Julian calendar, which has no days
+     * 1582-10-05 to 1582-10-14: such a date came back as another day and the catalog selected the wrong
+     * partitions.
+     */
+    private static Filter[] translate(scala.collection.immutable.Seq<Expression> partitionFilters) {
+        SQLConf conf = SQLConf.get().clone();
+        conf.setConfString(SQLConf.DATETIME_JAVA8API_ENABLED().key(), "true");
+        return SQLConf$.MODULE$.withExistingConf(conf, () -> {
+            List<Filter> translated = new ArrayList<>();
+            for (Expression e : Scala.list(partitionFilters)) {
+                scala.Option<Filter> f = DataSourceStrategy$.MODULE$.translateFilter(e, true);
+                if (f.isDefined()) {
+                    translated.add(f.get());
+                }
             }
-        }
-        return lister.list(translated.toArray(new Filter[0]));
+            return translated.toArray(new Filter[0]);
+        });
     }
 
     /** A governed table's selected partitions with their files, those the whole partition predicate keeps. */
