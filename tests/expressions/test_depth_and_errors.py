@@ -13,7 +13,7 @@ from gluecat import Catalog
 from gluecat.errors import InvalidInputException
 from gluecat.expressions import MAX_DEPTH, bind, parse, parse_spark_filters
 from gluecat.expressions.spark import TooDeep, relaxed
-from gluecat.expressions.types import And, Compare, Literal, Not, Or, TrueP
+from gluecat.expressions.types import And, Compare, In, Literal, Not, Or, TrueP
 
 KEYS = [("k", "int"), ("s", "string")]
 
@@ -119,6 +119,18 @@ def test_spark_conditions_on_keys_expressions_cannot_compare_select_every_partit
     assert relaxed(And((on_s, Not(on_f))), keys) == on_s
     assert relaxed(Or((on_s, on_f)), keys) == TrueP()
     assert relaxed(on_s, keys) == on_s
+
+
+def test_spark_values_beyond_what_expressions_take_select_every_partition_they_might() -> None:
+    """Spark's optimizer turns CAST(ts AS DATE) = DATE'9999-12-31' into a range ending at the year +10000,
+    which no timestamp key can hold: the catalog refused the whole query with InvalidInputException."""
+    keys = [("ts", "timestamp"), ("d", "date"), ("s", "string")]
+    beyond = Compare("<", "ts", Literal("+10000-01-01 00:00:00"))
+    on_s = Compare("=", "s", Literal("a"))
+    assert relaxed(And((on_s, beyond)), keys) == on_s
+    assert relaxed(Not(beyond), keys) == TrueP()
+    assert relaxed(In("d", (Literal("2024-01-01"), Literal("-0001-01-01"))), keys) == TrueP()
+    assert relaxed(Compare("=", "d", Literal("2024-01-01")), keys) == Compare("=", "d", Literal("2024-01-01"))
 
 
 # -- parse errors in the caller's words ---------------------------------------------------------------

@@ -332,3 +332,15 @@ def test_dates_of_the_julian_gap_select_their_partitions(spark: Any, ns: str) ->
     assert values("d = DATE'1582-10-10'") == [2]
     assert values("d > DATE'1582-10-09'") == [2, 3]
     assert values("d IN (DATE'1582-10-10', DATE'1582-10-14')") == [2]
+
+
+def test_a_cast_of_a_timestamp_key_to_the_last_date_is_answered(spark: Any, ns: str) -> None:
+    """Spark's optimizer makes CAST(ts AS DATE) = DATE'9999-12-31' a range of ts ending at the year +10000,
+    which the catalog refused (InvalidInputException), failing the query."""
+    spark.sql(f"CREATE TABLE glue.{ns}.last (v INT, ts TIMESTAMP) USING parquet PARTITIONED BY (ts)")
+    spark.sql(
+        f"INSERT INTO glue.{ns}.last VALUES (1, TIMESTAMP'9999-12-31 23:59:59.999999'), "
+        "(2, TIMESTAMP'2024-01-01 00:00:00')"
+    )
+    got = spark.sql(f"SELECT v FROM glue.{ns}.last WHERE CAST(ts AS DATE) = DATE'9999-12-31'").collect()
+    assert [r.v for r in got] == [1]

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from gluecat.errors import InvalidInputException
-from gluecat.expressions.bind import KeySpec
+from gluecat.expressions.bind import KeySpec, literal_value
 from gluecat.expressions.normalize import conjunction, disjunction, flatten
 from gluecat.expressions.parse import MAX_DEPTH
 from gluecat.expressions.types import (
@@ -174,10 +174,12 @@ def parse_spark_filters(filters: Sequence[Mapping[str, Any]]) -> Predicate:
 
 def relaxed(pred: Predicate, keys: KeySpec) -> Predicate:
     """Spark's predicate, with each condition that gluecat cannot evaluate on these keys (a key of a type
-    that expressions do not compare, such as double or boolean; LIKE on a key that is not a string) made
-    to select every partition it might: TRUE where it stands under an even number of NOTs, FALSE under an
-    odd one. Spark evaluates all its partition filters again on the partitions the catalog returns, so
-    selecting more only narrows less, where refusing would fail the query.
+    that expressions do not compare, such as double or boolean; LIKE on a key that is not a string; a
+    value outside what expressions take for the key's type, such as the year +10000 that Spark's optimizer
+    puts in CAST(ts AS DATE) = DATE'9999-12-31') made to select every partition it might: TRUE where it
+    stands under an even number of NOTs, FALSE under an odd one. Spark evaluates all its partition filters
+    again on the partitions the catalog returns, so selecting more only narrows less, where refusing would
+    fail the query.
     """
     types = {name.casefold(): glue_type for name, glue_type in keys}
 
@@ -186,10 +188,19 @@ def relaxed(pred: Predicate, keys: KeySpec) -> Predicate:
         if glue_type is None:
             return True  # not a partition key: bind() says so
         try:
-            kind = key_type(glue_type).kind
+            kt = key_type(glue_type)
         except UnsupportedKeyType:
             return False
-        return kind == "string" or not isinstance(p, Like)
+        if isinstance(p, Like):
+            return kt.kind == "string"
+        values = p.values if isinstance(p, In) else (p.value,) if isinstance(p, Compare) else ()
+        try:
+            for v in values:
+                if isinstance(v, Literal):
+                    literal_value(v, kt, glue_type)
+        except InvalidInputException:
+            return False
+        return True
 
     def go(p: Predicate, positive: bool) -> Predicate:
         if isinstance(p, And | Or):
