@@ -352,7 +352,7 @@ def test_random_partition_writes_agree_with_sparks_hive_catalog(spark: Any, side
         for table in tables.values():
             spark.sql(gen.ddl(*table.rsplit(".", 1), keys).replace("x DOUBLE, ", ""))
         done = []
-        for _ in range(6):
+        for _ in range(5):
             mode = rnd.choice(["static", "dynamic"])
             spark.conf.set("spark.sql.sources.partitionOverwriteMode", mode)
             sql = writes.statement("{table}")
