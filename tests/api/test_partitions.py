@@ -543,6 +543,37 @@ def test_indexed_keys_cannot_be_renamed_retyped_or_reordered(glue: Catalog) -> N
     update(keys)  # an update that leaves the keys alone is fine
 
 
+@pytest.mark.in_process
+def test_a_key_retyped_between_two_indexes_of_one_name_is_looked_up_as_its_new_type(
+    glue: Catalog, warehouse: str
+) -> None:
+    """Once an index is deleted its key may change type, and an index of the same name be made on it
+    again: lookups through the new index compare the key as its new type, in a process that read the
+    table through the old index too (it kept the old lookup, of ints, and failed comparing it with
+    '10')."""
+    years = ["9", "10", "2021", "02021"]
+    make_table(glue, "t", [("year", "int")], PartitionIndexes=[{"IndexName": "i", "Keys": ["year"]}])
+    glue.batch_create_partition(DatabaseName="db", TableName="t", PartitionInputList=[part(y) for y in years])
+    reader = Catalog(warehouse)  # a process that holds the partitions folded, as one opened now does
+
+    def matching(expression: str) -> list[str]:
+        found = reader.get_partitions(DatabaseName="db", TableName="t", Expression=expression)
+        return sorted(p["Values"][0] for p in found["Partitions"])
+
+    assert matching("year >= 10") == ["02021", "10", "2021"]
+    reader.delete_partition_index(DatabaseName="db", TableName="t", IndexName="i")
+    reader.update_table(
+        DatabaseName="db", TableInput={"Name": "t", "PartitionKeys": [{"Name": "year", "Type": "string"}]}
+    )
+    reader.create_partition_index(
+        DatabaseName="db", TableName="t", PartitionIndex={"IndexName": "i", "Keys": ["year"]}
+    )
+    assert (
+        reader.explain_partitions(DatabaseName="db", TableName="t", Expression="year >= '10'")["Index"] == "i"
+    )
+    assert matching("year >= '10'") == ["10", "2021", "9"]  # compared as text now
+
+
 def test_an_update_that_leaves_an_indexed_untyped_key_alone_is_not_a_type_change(glue: Catalog) -> None:
     """A partition key without a Type is a string key, which is how its index records it; sending the
     table back unchanged (or the same type spelled in capitals) changes no type."""

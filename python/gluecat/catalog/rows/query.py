@@ -175,8 +175,11 @@ def select(v: TableView, query: Query, window: Window = Window()) -> pa.Table:
     spare = delta_hits.num_rows if delta_hits is not None else 0
     wanted = None if window.limit is None else window.limit + 1 + spare
     if plan.index_name is not None:
+        # Keyed by the keys' types too: an index may be dropped, its key retyped and an index of the
+        # same name made again while the view (the same segments) lives on.
         lookup = v.lookup(
-            ("index", plan.index_name, tuple(plan.index_keys)), _lookup_builder(keys, tuple(plan.index_keys))
+            ("index", plan.index_name, tuple(plan.index_keys), tuple(keys)),
+            _lookup_builder(keys, tuple(plan.index_keys)),
         )
         bounds = [
             (_bound(r.lower), r.lower_inclusive, _bound(r.upper), r.upper_inclusive) for r in plan.ranges
