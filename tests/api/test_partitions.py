@@ -574,6 +574,33 @@ def test_a_key_retyped_between_two_indexes_of_one_name_is_looked_up_as_its_new_t
     assert matching("year >= '10'") == ["10", "2021", "9"]  # compared as text now
 
 
+@pytest.mark.in_process
+def test_a_filter_after_partition_keys_are_renamed_reads_the_keys_new_columns(
+    glue: Catalog, warehouse: str
+) -> None:
+    """UpdateTable may rename partition keys (with no index on them): a filter then compares the values
+    under their new names, also in a process that filtered the partitions under the old names (it kept
+    the key columns it had cast by name, and answered with the old column's matches)."""
+    make_table(glue, "t", [("a", "string"), ("b", "string")])
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part("x", "y"), part("y", "x")]
+    )
+    reader = Catalog(warehouse)  # a process that holds the partitions folded, as one opened now does
+
+    def matching(expression: str) -> list[list[str]]:
+        return values_of(reader.get_partitions(DatabaseName="db", TableName="t", Expression=expression))
+
+    assert matching("a = 'x'") == [["x", "y"]]
+    reader.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "PartitionKeys": [{"Name": "b", "Type": "string"}, {"Name": "a", "Type": "string"}],
+        },
+    )
+    assert matching("a = 'x'") == [["y", "x"]]
+
+
 def test_an_update_that_leaves_an_indexed_untyped_key_alone_is_not_a_type_change(glue: Catalog) -> None:
     """A partition key without a Type is a string key, which is how its index records it; sending the
     table back unchanged (or the same type spelled in capitals) changes no type."""

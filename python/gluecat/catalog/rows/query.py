@@ -162,7 +162,7 @@ def select(v: TableView, query: Query, window: Window = Window()) -> pa.Table:
         latest = v.delta_latest()
         start = 0 if window.after is None else v.delta_position(window.after)
         if filtered:
-            hits, deletions = v.delta_hits(filter_key, hits_of(v.typed_delta))
+            hits, deletions = v.delta_hits(filter_key, hits_of(v.typed_columns(False, keys)))
             # Enough rows to hold limit + 1 live ones, whatever the deletions among them.
             more = None if window.limit is None else window.limit + 1 + deletions
             delta_hits = latest.take(hits.slice(_first_at_least(hits, start), more))
@@ -190,7 +190,7 @@ def select(v: TableView, query: Query, window: Window = Window()) -> pa.Table:
     else:
         start = 0 if window.after is None else v.base_position(window.after)
         if filtered:
-            hits = v.base_hits(filter_key, hits_of(v.typed_base))
+            hits = v.base_hits(filter_key, hits_of(v.typed_columns(True, keys)))
             base_hits = v.base.take(hits.slice(_first_at_least(hits, start), wanted))
         else:
             base_hits = window.after_cursor(v.base, start, None, wanted)

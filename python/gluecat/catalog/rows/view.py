@@ -122,9 +122,20 @@ class TableView:
     _lookups: dict[Any, Any] = field(default_factory=dict)  # index lookups, and base_hits
     _delta_hits: dict[Any, Any] = field(default_factory=dict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    # The key columns of the base and of delta_latest() cast to their types, for queries (evaluate_arrow).
-    typed_base: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
-    typed_delta: dict[tuple[str, str], pa.Array] = field(default_factory=dict)
+    # The key columns of the base and of delta_latest() cast to their types, for queries (evaluate_arrow),
+    # by the table's partition keys (typed_columns).
+    typed_base: dict[Any, dict[tuple[str, str], pa.Array]] = field(default_factory=dict)
+    typed_delta: dict[Any, dict[tuple[str, str], pa.Array]] = field(default_factory=dict)
+
+    def typed_columns(
+        self, of_base: bool, keys: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], pa.Array]:
+        """The typed key columns kept for the base (or the deltas) under the table's partition keys,
+        names and types in order: UpdateTable may rename or reorder the keys while the view (the same
+        segments) lives on, and a key's name then stands for another column."""
+        kept = self.typed_base if of_base else self.typed_delta
+        with self._lock:
+            return kept.setdefault(tuple(keys), {})
 
     @property
     def segments(self) -> tuple[str, ...]:
