@@ -854,6 +854,26 @@ def test_a_table_holding_objects_keeps_the_number_and_types_of_its_partition_key
     assert objects(governed, "u") == [(("x",), "s3://lake/u/a")]
 
 
+def test_a_table_whose_objects_were_all_deleted_takes_objects_of_another_number_of_keys(
+    governed: Governed,
+) -> None:
+    # The deleted objects' rows, of the old number of values, go with the change of keys: left among
+    # the new ones, they made the table's next write (and every read) fail.
+    make_table(governed)
+    commit(governed, add("s3://lake/t/a", "2024-01-01", "7"))
+    commit(governed, delete("s3://lake/t/a", "2024-01-01", "7"))
+    governed.glue.update_table(DatabaseName="db", TableInput=table_input("t", [("dt", "date")]))
+    commit(governed, add("s3://lake/t/b", "2024-01-02"))
+    assert objects(governed) == [(("2024-01-02",), "s3://lake/t/b")]
+    commit(governed, delete("s3://lake/t/b", "2024-01-02"))
+    # The same in the transaction that changes the keys.
+    tx = start(governed)
+    governed.glue.update_table(DatabaseName="db", TableInput=table_input("t", KEYS), TransactionId=tx)
+    write(governed, tx, add("s3://lake/t/c", "2024-01-03", "3"))
+    governed.lf.commit_transaction(TransactionId=tx)
+    assert objects(governed) == [(("2024-01-03", "3"), "s3://lake/t/c")]
+
+
 def test_a_change_of_partition_keys_and_objects_written_meanwhile_cannot_both_commit(
     governed: Governed,
 ) -> None:

@@ -737,6 +737,35 @@ def test_a_creating_index_cannot_be_deleted(glue: Catalog) -> None:
         glue.delete_table(DatabaseName="db", Name="t")
 
 
+@pytest.mark.in_process
+def test_a_table_whose_partitions_were_all_deleted_takes_partitions_of_another_number_of_keys(
+    glue: Catalog, warehouse: str
+) -> None:
+    """With no partitions left, UpdateTable may change the number of partition keys; the deleted
+    partitions' rows, of the old number of values, go with the change, so partitions of the new number
+    are written, read, merged and compacted (with those rows left among them, every partition call
+    failed, and so did compaction)."""
+    from gluecat.cli import main as cli
+
+    make_table(glue, "t", [("a", "string")])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("x"))
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["x"])
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "PartitionKeys": [{"Name": "a", "Type": "string"}, {"Name": "b", "Type": "string"}],
+        },
+    )
+    glue.batch_create_partition(
+        DatabaseName="db", TableName="t", PartitionInputList=[part("x", "y"), part("z", "w")]
+    )
+    assert values_of(glue.get_partitions(DatabaseName="db", TableName="t")) == [["x", "y"], ["z", "w"]]
+    assert cli(["compact", "-w", warehouse, "--apply"]) == 0
+    found = Catalog(warehouse).get_partitions(DatabaseName="db", TableName="t", Expression="b = 'y'")
+    assert values_of(found) == [["x", "y"]]
+
+
 def test_deleting_a_table_removes_its_partitions(glue: Catalog) -> None:
     make_table(glue, "t", [("k", "string")])
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))

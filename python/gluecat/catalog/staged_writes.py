@@ -39,7 +39,7 @@ def with_table_write(snap: Snapshot, w: dict[str, Any], source: str) -> Snapshot
 
 def table_changes(snap: Snapshot, w: dict[str, Any], changes: Changes) -> None:
     """Add a staged table write's changes, made against ``snap``, to ``changes``."""
-    from gluecat.catalog.tables import drop_table_changes
+    from gluecat.catalog.tables import drop_table_changes, reshaped_rows_changes
 
     if w.get("drop"):
         database, name = w["table"]
@@ -48,6 +48,9 @@ def table_changes(snap: Snapshot, w: dict[str, Any], changes: Changes) -> None:
         return
     for kind, key, text in w["puts"]:
         changes.put(kind, tuple(key), Raw(text, "a transaction's staged write"))
+        old = snap.get(TABLE, tuple(key)) if kind == TABLE else None
+        if old is not None:  # an update (of the number of keys, perhaps)
+            reshaped_rows_changes(snap, old, codec.loads(text), changes)
     for kind, key in w["deletes"]:
         changes.delete(kind, tuple(key))
 

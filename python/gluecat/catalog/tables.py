@@ -180,9 +180,26 @@ def update_table(
         changes.put(TABLE, (database, name), doc)
         changes.put(TABLE_VERSION, _version_key(database, name, new_version), doc)
         partitions.statistics_outdated_by_table_update(ctx, snap, old, doc, changes)
+        reshaped_rows_changes(snap, old, doc, changes)
         return changes
 
     _write(ctx, "UpdateTable", transaction_id, (database, name), build)
+
+
+def reshaped_rows_changes(snap: Snapshot, old: dict[str, Any], new: dict[str, Any], changes: Changes) -> None:
+    """Add to ``changes`` the removal of a table's row sets (its partitions' and its objects' segments)
+    when an update changes its number of partition keys.
+
+    That is allowed only while the table holds neither (indexes.check_table_update,
+    objects.check_key_change), so its segments hold only deletions and the rows they deleted. Left in
+    place, rows of two numbers of values would share a row set, which no fold or merge reads: the
+    table's next partition read, write or compaction failed."""
+    if partition_key_count(old) == partition_key_count(new):
+        return
+    database, name = old["DatabaseName"], old["Name"]
+    for key in ((database, name), rows_key(database, name)):
+        for path in snap.table_segments(key):
+            changes.segment_removes.append((key, path))
 
 
 def _holds_objects(ctx: Context, snap: Snapshot, table: dict[str, Any], transaction_id: str | None) -> bool:
