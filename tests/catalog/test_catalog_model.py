@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import logging
 import os
 import re
 import shutil
@@ -508,6 +509,15 @@ def as_of_view(model: Model, expression: Expr | None) -> dict[str, Any]:
     }
 
 
+class Warnings(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
 # -- the machine ----------------------------------------------------------------------------------------
 
 names = st.sampled_from
@@ -547,6 +557,10 @@ class CatalogMachine(RuleBasedStateMachine):
         self.history: list[tuple[datetime, Model]] = []
         self.expired_before = datetime.min.replace(tzinfo=UTC)
         self.tick = 0
+        # What gluecat only logs (a merge, a refold or a checkpoint that failed) is a failure here too:
+        # nothing runs concurrently, so none of them has a reason to fail.
+        self.warnings = Warnings()
+        logging.getLogger("gluecat").addHandler(self.warnings)
 
     def open(self) -> Catalog:
         glue = Catalog(self.warehouse, fsync=False, background_merges=BACKGROUND)
@@ -561,6 +575,7 @@ class CatalogMachine(RuleBasedStateMachine):
         return self.main
 
     def teardown(self) -> None:
+        logging.getLogger("gluecat").removeHandler(self.warnings)
         try:
             for glue in (self.main, self.other):
                 if glue is not None:
@@ -1395,6 +1410,10 @@ class CatalogMachine(RuleBasedStateMachine):
                 p = t.partitions[values]
                 p.creation_time = p.creation_time or when
                 assert when == p.creation_time, f"{db}.{name} {values} CreationTime"
+
+    @invariant()
+    def nothing_failed_quietly(self) -> None:
+        assert self.warnings.messages == [], self.warnings.messages
 
     @invariant()
     def everything_readable_is_the_model(self) -> None:
