@@ -332,6 +332,22 @@ def test_query_as_of_time_reads_the_past(sales: Catalog) -> None:
         sales.get_table(DatabaseName="sales", Name="t", QueryAsOfTime=between, TransactionId="tx1")
 
 
+def test_a_time_before_the_kept_history_is_invalid_input(sales: Catalog, warehouse: str) -> None:
+    # Expiry (gluecat compact) removes old history; asking for a time before it is the caller's choice
+    # of time, not damage to the warehouse (it was InternalServiceException).
+    from gluecat.cli import main as cli
+
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t", Description="v1"))
+    time.sleep(0.01)
+    early = datetime.now(UTC)
+    for i in range(3):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description=f"v{i + 2}"))
+    assert cli(["compact", "-w", warehouse, "--apply", "--retain-hours", "0"]) == 0
+    with pytest.raises(sales.exceptions.InvalidInputException, match="QueryAsOfTime: .* before the history"):
+        sales.get_table(DatabaseName="sales", Name="t", QueryAsOfTime=early)
+    assert sales.get_table(DatabaseName="sales", Name="t")["Table"]["Description"] == "v4"
+
+
 def test_an_unknown_transaction_is_not_found(sales: Catalog) -> None:
     sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
     with pytest.raises(sales.exceptions.EntityNotFoundException, match="Transaction"):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gluecat.catalog.rows import RowEngine
 from gluecat.errors import EntityNotFoundException, InvalidInputException
 from gluecat.store.snapshot import Snapshot
-from gluecat.store.store import Store
+from gluecat.store.store import HistoryExpired, Store
 
 if TYPE_CHECKING:
     from gluecat.catalog.transactions import Transactions
@@ -52,8 +52,17 @@ class Context:
         self.rows = RowEngine(self.store, background_merges=background_merges)
 
     def snapshot(self, as_of: Any = None) -> Snapshot:
-        """The latest state, or the state as of a time (QueryAsOfTime)."""
-        return self.store.latest() if as_of is None else self.store.as_of(as_of)
+        """The latest state, or the state as of a time (QueryAsOfTime); a time before the history the
+        warehouse keeps is InvalidInputException (the caller's choice of time, not damage)."""
+        if as_of is None:
+            return self.store.latest()
+        try:
+            return self.store.as_of(as_of)
+        except HistoryExpired as e:
+            raise InvalidInputException(
+                f"QueryAsOfTime: {as_of} is before the history this warehouse keeps "
+                "(gluecat compact --retain-hours sets how long it keeps it)"
+            ) from e
 
     def read_snapshot(self, as_of: Any = None, transaction_id: str | None = None) -> Snapshot:
         """The state a read sees: the latest, as of a time (QueryAsOfTime), or in a transaction

@@ -54,6 +54,11 @@ class _Expired(StorageError):
     """History asked for has expired."""
 
 
+class HistoryExpired(StorageError):
+    """A version or time asked for is older than the history the warehouse keeps (expiry removed it):
+    the caller's request, not damage, though a StorageError to callers that only tell those apart."""
+
+
 class _Stale(Exception):
     """Catching up met history an expiry removed (a stub, or a file an old entry names): this process
     was behind, and must rebuild from a newer checkpoint. ``reached`` is the state caught up to."""
@@ -140,7 +145,7 @@ class Store:
         try:
             snap = self._catch_up(base, upto=version)
         except _Stale as stale:
-            raise StorageError(
+            raise HistoryExpired(
                 f"version {version} is older than the retained history ({stale.error})"
             ) from stale.error
         if snap.version != version:
@@ -163,7 +168,7 @@ class Store:
         lo, hi = self._oldest_version(), latest.version
         if self._entry_time(lo) > when:
             if lo > 0:  # the log's beginning expired (before format 4 expiry deleted entries)
-                raise StorageError(
+                raise HistoryExpired(
                     f"{when.isoformat()} is older than the retained history of {self.fs.uri('')}"
                 )
             return empty(_GENESIS_TIME)
@@ -591,13 +596,13 @@ class Store:
             except FileNotFoundError as e:
                 raise StorageError(f"{self.fs.uri(cps[-1][1])}: expired while it was read") from e
         if not self.fs.exists(layout.log_path(0)):
-            raise StorageError(
+            raise HistoryExpired(
                 f"{self.fs.uri(layout.LOG_DIR)}: version {version} is older than the retained history"
             )
         try:
             return self._genesis()
         except _Expired as e:
-            raise StorageError(f"{e}: version {version} is older than the retained history") from None
+            raise HistoryExpired(f"{e}: version {version} is older than the retained history") from None
 
     def _genesis(self) -> Snapshot:
         genesis = self._read_entry(0)
