@@ -379,3 +379,59 @@ def test_at_most_three_partition_indexes_on_partition_keys(sales: Catalog) -> No
             TableInput=table_input("t"),
             PartitionIndexes=[{"IndexName": "i", "Keys": ["id"]}],
         )
+
+
+@pytest.mark.in_process
+def test_rename_table_makes_the_new_table_with_partitions_and_indexes_and_drops_the_old_in_one_commit(
+    sales: Catalog,
+) -> None:
+    sales.create_table(
+        DatabaseName="sales",
+        TableInput=table_input("old"),
+        PartitionIndexes=[{"IndexName": "by_dt", "Keys": ["dt"]}],
+    )
+    read = sales.get_table(DatabaseName="sales", Name="old")["Table"]
+    sd = read["StorageDescriptor"]
+    for day in ("2024-01-01", "2024-01-02"):  # added after the read: carried all the same
+        part = {"Values": [day], "StorageDescriptor": {**sd, "Location": f"s3://bucket/old/dt={day}/"}}
+        sales.create_partition(DatabaseName="sales", TableName="old", PartitionInput=part)
+    before = sales.warehouse_version()
+    new = {**table_input("new"), "StorageDescriptor": {**sd, "Location": "s3://bucket/new/"}}
+    sales.rename_table(
+        Table=read,
+        NewDatabaseName="sales",
+        TableInput=new,
+        RelocateStorage=lambda sd: {**sd, "Location": sd["Location"].replace("/old/", "/new/")},
+    )
+    assert sales.warehouse_version() == before + 1
+    with pytest.raises(sales.exceptions.EntityNotFoundException):
+        sales.get_table(DatabaseName="sales", Name="old")
+    parts = sales.get_partitions(DatabaseName="sales", TableName="new")["Partitions"]
+    assert sorted(p["StorageDescriptor"]["Location"] for p in parts) == [
+        "s3://bucket/new/dt=2024-01-01/",
+        "s3://bucket/new/dt=2024-01-02/",
+    ]
+    indexes = sales.get_partition_indexes(DatabaseName="sales", TableName="new")
+    assert [d["IndexName"] for d in indexes["PartitionIndexDescriptorList"]] == ["by_dt"]
+
+
+@pytest.mark.in_process
+def test_calls_on_a_table_as_read_refuse_a_table_updated_or_made_again_since(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    read = sales.get_table(DatabaseName="sales", Name="t")["Table"]
+    sales.delete_table(DatabaseName="sales", Name="t")
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t", Description="another"))
+    again = sales.get_table(DatabaseName="sales", Name="t")["Table"]
+    assert again["VersionId"] == read["VersionId"] == "1"  # only CreateTime tells them apart
+    cme = sales.exceptions.ConcurrentModificationException
+    with pytest.raises(cme, match="dropped and made again"):
+        sales.update_table_as_read(Table=read, TableInput=table_input("t"))
+    with pytest.raises(cme, match="dropped and made again"):
+        sales.delete_table_as_read(Table=read)
+    with pytest.raises(cme, match="dropped and made again"):
+        sales.rename_table(Table=read, NewDatabaseName="sales", TableInput=table_input("u"))
+    sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description="updated"))
+    with pytest.raises(cme, match="VersionId 2, not 1"):
+        sales.update_table_as_read(Table=again, TableInput=table_input("t"))
+    assert sales.get_table(DatabaseName="sales", Name="t")["Table"]["Description"] == "updated"
+    assert [t["Name"] for t in sales.get_tables(DatabaseName="sales")["TableList"]] == ["t"]

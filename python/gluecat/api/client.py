@@ -8,11 +8,13 @@ delegates to the catalog layer, and answers with boto3's response dictionaries. 
 from __future__ import annotations
 
 import getpass
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, NoReturn
 
 import pyarrow.fs as pafs
 
+from gluecat.api import validate
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
@@ -186,6 +188,64 @@ class Catalog(ServiceClient, PartitionOperations):
     ) -> dict[str, Any]:
         self._catalog(CatalogId)
         tables.delete_table(self._ctx, DatabaseName.lower(), Name.lower(), TransactionId)
+        return response()
+
+    # gluecat's own table calls, for clients that change a table as they read it (the Spark shim): each
+    # takes ``Table``, the table as GetTable returned it, and changes nothing unless the table is still
+    # that one (the same CreateTime and VersionId), else ConcurrentModificationException.
+
+    @operation("UpdateTableAsRead")
+    def update_table_as_read(self, *, Table: dict[str, Any], TableInput: dict[str, Any]) -> dict[str, Any]:
+        """UpdateTable of ``Table`` as it was read: not of a table made again under its name since."""
+        read = _read_table(Table)
+        checked = validate.request(
+            self.SERVICE, "UpdateTable", {"DatabaseName": read["DatabaseName"], "TableInput": TableInput}
+        )
+        if checked["TableInput"]["Name"].lower() != read["Name"]:
+            _invalid("TableInput.Name", f"must be the name of the table read, {read['Name']}")
+        tables.update_table(
+            self._ctx,
+            read["DatabaseName"],
+            {**checked["TableInput"], "Name": read["Name"]},
+            skip_archive=False,
+            version_id=None,
+            read=read,
+        )
+        return response()
+
+    @operation("DeleteTableAsRead")
+    def delete_table_as_read(self, *, Table: dict[str, Any]) -> dict[str, Any]:
+        """DeleteTable of ``Table`` as it was read."""
+        read = _read_table(Table)
+        tables.delete_table(self._ctx, read["DatabaseName"], read["Name"], read=read)
+        return response()
+
+    @operation("RenameTable")
+    def rename_table(
+        self,
+        *,
+        Table: dict[str, Any],
+        NewDatabaseName: str,
+        TableInput: dict[str, Any],
+        RelocateStorage: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> dict[str, Any]:
+        """Glue has no rename: one atomic commit makes ``TableInput`` (the new name's table) in
+        ``NewDatabaseName`` with the partitions and ACTIVE partition indexes of ``Table`` as they are at
+        the commit, and deletes ``Table``, which must still be as it was read. ``RelocateStorage`` maps
+        each partition's StorageDescriptor to the new table's (e.g. into a moved folder)."""
+        read = _read_table(Table)
+        checked = validate.request(
+            self.SERVICE, "CreateTable", {"DatabaseName": NewDatabaseName, "TableInput": TableInput}
+        )
+        if RelocateStorage is not None and not callable(RelocateStorage):
+            _invalid("RelocateStorage", "must be a function of a StorageDescriptor")
+        tables.rename_table(
+            self._ctx,
+            read,
+            checked["DatabaseName"].lower(),
+            {**checked["TableInput"], "Name": checked["TableInput"]["Name"].lower()},
+            RelocateStorage or (lambda sd: sd),
+        )
         return response()
 
     @operation("BatchDeleteTable")
@@ -380,6 +440,16 @@ class Catalog(ServiceClient, PartitionOperations):
             seen.add(index["IndexName"])
             out.append(descriptor(table_input, index, f"PartitionIndexes[{i}]", status="ACTIVE"))
         return out
+
+
+def _read_table(table: Any) -> dict[str, Any]:
+    """A table as GetTable returned it, with what require_same_table compares."""
+    if not isinstance(table, dict):
+        _invalid("Table", "must be a table as GetTable returned it")
+    for key, kind in (("DatabaseName", str), ("Name", str), ("VersionId", str), ("CreateTime", datetime)):
+        if not isinstance(table.get(key), kind):
+            _invalid(f"Table.{key}", f"is required and must be a {kind.__name__} (as GetTable returns it)")
+    return {**table, "DatabaseName": table["DatabaseName"].lower(), "Name": table["Name"].lower()}
 
 
 def _invalid(field: str, why: str) -> NoReturn:

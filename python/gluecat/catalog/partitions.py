@@ -9,7 +9,7 @@ Arrow, and merge the newer segments.
 from __future__ import annotations
 
 import operator
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, cast
@@ -576,6 +576,31 @@ def commit_partitions(
         based_on = ctx.store.commit("CommitPartitions", build)
     ctx.rows.after_write((database, table_name))
     return based_on
+
+
+def copy_partitions(
+    ctx: Context,
+    snap: Snapshot,
+    table: dict[str, Any],
+    to: dict[str, Any],
+    relocate: Callable[[dict[str, Any]], dict[str, Any]],
+    changes: Changes,
+) -> None:
+    """Add to ``changes`` every partition of ``table`` at ``snap``, as a partition of ``to`` (a table
+    being made in the same commit, with the same keys), each StorageDescriptor through ``relocate``."""
+    rows = select(ctx, snap, table, plan_query(snap, table, None))
+    if not rows.num_rows:
+        return
+    n = partition_key_count(table)
+    with gc_paused():
+        docs = codec.loads_many(cast(list[str], rows.column("doc").to_pylist()))
+        for doc in docs:
+            if "StorageDescriptor" in doc:
+                doc["StorageDescriptor"] = relocate(doc["StorageDescriptor"])
+        columns = [rows.column(f"p{i}").to_pylist() for i in range(n)]
+        values = [list(v) for v in zip(*columns, strict=True)] if columns else [[] for _ in docs]
+        copied: list[tuple[list[str], dict[str, Any] | None]] = list(zip(values, docs, strict=True))
+        _commit_rows(to, copied, changes)
 
 
 # -- reading ----------------------------------------------------------------------------------------

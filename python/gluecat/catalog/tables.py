@@ -137,6 +137,25 @@ def create_table(
     _write(ctx, "CreateTable", transaction_id, (database, name), build)
 
 
+def require_same_table(snap: Snapshot, read: dict[str, Any]) -> dict[str, Any]:
+    """The table ``read`` names, if it is still the one read: the same VersionId of the same table. A
+    table dropped and made again under its name starts again at VersionId 1, so its CreateTime tells it
+    apart; otherwise ConcurrentModificationException."""
+    database, name = read["DatabaseName"], read["Name"]
+    table = require_table(snap, database, name)
+    if table["CreateTime"] != read["CreateTime"]:
+        raise ConcurrentModificationException(
+            f"Table {database}.{name} was dropped and made again (at {table['CreateTime'].isoformat()}) "
+            "since it was read"
+        )
+    if table["VersionId"] != read["VersionId"]:
+        raise ConcurrentModificationException(
+            f"Table {database}.{name} is at VersionId {table['VersionId']}, not {read['VersionId']}: "
+            "it was updated by someone else since it was read"
+        )
+    return table
+
+
 def update_table(
     ctx: Context,
     database: str,
@@ -145,11 +164,14 @@ def update_table(
     skip_archive: bool,
     version_id: str | None,
     transaction_id: str | None = None,
+    read: dict[str, Any] | None = None,
 ) -> None:
+    """UpdateTable; with ``read`` (a table as GetTable returned it), only of that table as it was read
+    (require_same_table)."""
     name = table_input["Name"]
 
     def build(snap: Snapshot) -> Changes:
-        old = require_table(snap, database, name)
+        old = require_table(snap, database, name) if read is None else require_same_table(snap, read)
         if version_id is not None and _parse_version_id(version_id) != int(old["VersionId"]):
             raise ConcurrentModificationException(
                 f"Table {database}.{name} is at VersionId {old['VersionId']}, not {version_id}: "
@@ -232,14 +254,60 @@ def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Change
     tags.drop_changes(snap, ("table", database, name), changes)
 
 
-def delete_table(ctx: Context, database: str, name: str, transaction_id: str | None = None) -> None:
+def delete_table(
+    ctx: Context,
+    database: str,
+    name: str,
+    transaction_id: str | None = None,
+    read: dict[str, Any] | None = None,
+) -> None:
+    """DeleteTable; with ``read``, only of that table as it was read (require_same_table)."""
+
     def build(snap: Snapshot) -> Changes:
-        require_table(snap, database, name)
+        require_table(snap, database, name) if read is None else require_same_table(snap, read)
         changes = Changes()
         drop_table_changes(snap, database, name, changes)
         return changes
 
     _write(ctx, "DeleteTable", transaction_id, (database, name), build, drop=True)
+
+
+def rename_table(
+    ctx: Context,
+    read: dict[str, Any],
+    new_database: str,
+    table_input: dict[str, Any],
+    relocate: Callable[[dict[str, Any]], dict[str, Any]],
+) -> None:
+    """Glue has no rename: in one commit, the table ``read`` (still as it was read, require_same_table)
+    is made again as ``table_input`` in ``new_database`` with its partitions (their StorageDescriptors
+    through ``relocate``) and partition indexes as they are at the commit, and the old one dropped. One
+    commit, so no update of the old table made meanwhile is lost with it and no reader sees both or
+    neither."""
+    database, name, new_name = read["DatabaseName"], read["Name"], table_input["Name"]
+
+    def build(snap: Snapshot) -> tuple[Changes, None]:
+        old = require_same_table(snap, read)
+        require_database(snap, new_database)
+        if snap.get(TABLE, (new_database, new_name)) is not None:
+            raise AlreadyExistsException(f"Table {new_name} already exists.")
+        changes = Changes()
+        drop_table_changes(snap, database, name, changes)  # refuses while an index is CREATING
+        now = datetime.now(UTC)
+        doc = table_doc(
+            ctx, new_database, table_input, version_id="1", create_time=now, created_by=ctx.principal, now=now
+        )
+        changes.put(TABLE, (new_database, new_name), doc)
+        changes.put(TABLE_VERSION, _version_key(new_database, new_name, "1"), doc)
+        for key in snap.keys_with_prefix(PARTITION_INDEX, (database, name)):
+            desc = snap.get(PARTITION_INDEX, key)
+            if desc is not None and desc.get("IndexStatus") == "ACTIVE":
+                changes.put(PARTITION_INDEX, (new_database, new_name, key[2]), desc)
+        partitions.copy_partitions(ctx, snap, old, doc, relocate, changes)
+        return changes, None
+
+    ctx.store.commit("RenameTable", build)
+    ctx.rows.after_write((new_database, new_name))
 
 
 def batch_delete_table(
