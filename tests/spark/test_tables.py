@@ -265,3 +265,73 @@ def test_alter_table_does_not_overwrite_an_update_made_meanwhile_through_another
         "boto3",
         "bigint",
     )
+
+
+def test_rename_fails_rather_than_lose_an_update_made_meanwhile_through_another_door(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Glue has no rename: the table is made again under the new name and the old one deleted. An
+    # UpdateTable of the old table landing after Spark read it (here while the folder move is planned)
+    # used to be deleted with it, the new table being a copy of the state read. Now the rename fails with
+    # ConcurrentModificationException and leaves both names, and the data, as they were.
+    from gluecat.spark.data_files import DataFiles
+
+    spark.sql(f"CREATE TABLE glue.{ns}.old (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1, 'x')")
+    glue = Catalog(str(warehouse))
+    plan = DataFiles.plan_rename
+
+    def plan_while_another_client_updates(self: Any, table: Any, database: str, name: str) -> Any:
+        current = glue.get_table(DatabaseName=ns, Name="old")["Table"]
+        update = {k: current[k] for k in ("Name", "StorageDescriptor", "PartitionKeys", "TableType")}
+        glue.update_table(
+            DatabaseName=ns, TableInput={**update, "Parameters": {**current["Parameters"], "set_by": "boto3"}}
+        )
+        return plan(self, table, database, name)
+
+    monkeypatch.setattr(DataFiles, "plan_rename", plan_while_another_client_updates)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"ALTER TABLE glue.{ns}.old RENAME TO {ns}.new")
+    monkeypatch.undo()
+    assert glue.get_table(DatabaseName=ns, Name="old")["Table"]["Parameters"]["set_by"] == "boto3"
+    with pytest.raises(glue.exceptions.EntityNotFoundException):
+        glue.get_table(DatabaseName=ns, Name="new")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.old").collect()] == [(1, "x")]
+    spark.sql(f"ALTER TABLE glue.{ns}.old RENAME TO {ns}.new")  # read again, it renames
+    assert glue.get_table(DatabaseName=ns, Name="new")["Table"]["Parameters"]["set_by"] == "boto3"
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.new").collect()] == [(1, "x")]
+
+
+def test_rename_carries_a_partition_added_meanwhile_through_another_door(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The partitions are copied in the commit that makes the new table and deletes the old one, so one
+    # added after Spark read the table is carried (into the moved folder), not deleted with the old name.
+    from gluecat.spark.data_files import DataFiles
+
+    spark.sql(f"CREATE TABLE glue.{ns}.old (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1, 'x')")
+    glue = Catalog(str(warehouse))
+    plan = DataFiles.plan_rename
+
+    def plan_while_another_client_adds_a_partition(self: Any, table: Any, database: str, name: str) -> Any:
+        sd = glue.get_table(DatabaseName=ns, Name="old")["Table"]["StorageDescriptor"]
+        glue.create_partition(
+            DatabaseName=ns,
+            TableName="old",
+            PartitionInput={
+                "Values": ["y"],
+                "StorageDescriptor": {**sd, "Location": f"{sd['Location']}/p=y"},
+            },
+        )
+        return plan(self, table, database, name)
+
+    monkeypatch.setattr(DataFiles, "plan_rename", plan_while_another_client_adds_a_partition)
+    spark.sql(f"ALTER TABLE glue.{ns}.old RENAME TO {ns}.new")
+    monkeypatch.undo()
+    parts = glue.get_partitions(DatabaseName=ns, TableName="new")["Partitions"]
+    assert sorted((p["Values"], p["StorageDescriptor"]["Location"]) for p in parts) == [
+        (["x"], f"{warehouse}/{ns}.db/new/p=x"),
+        (["y"], f"{warehouse}/{ns}.db/new/p=y"),
+    ]
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.new").collect()] == [(1, "x")]

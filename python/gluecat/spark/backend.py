@@ -543,12 +543,14 @@ class Backend:
         self.catalog.update_table(DatabaseName=args["database"], TableInput=new, VersionId=table["VersionId"])
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
-        """Glue has no rename: the table is recreated under its new name with its partitions and indexes.
+        """Glue has no rename: the table is made again under its new name with its partitions and indexes,
+        and the old one deleted, in one catalog commit (Catalog.rename_table) that fails with
+        ConcurrentModificationException if another client updated or replaced the table since it was read
+        here, and carries the partitions it holds at the commit.
 
         A managed table at its default folder takes its folder along to the new name's default folder
-        (as Hive does), so a new table of the old name starts empty. Commits and the move are ordered so
-        that a failure leaves the old table whole: create the new table (pointing at the new folder), move
-        the folder, copy the partitions, delete the old table; a failed move deletes the new table again.
+        (as Hive does), so a new table of the old name starts empty. The folder moves first and moves
+        back if the commit fails, so a failure leaves the old table whole.
         """
         table = self._table(args)
         _not_governed(table, "ALTER TABLE RENAME TO")  # its objects would stay with the old name
@@ -560,39 +562,26 @@ class Backend:
         else:  # said before the folder it would move to is found taken (by that table)
             raise AlreadyExistsException(f"Table {database}.{name} already exists")
         move = self.files.plan_rename(table, database, name)
-        new = table_input(table)
-        new["Name"] = name
 
-        def relocated(sd: dict[str, Any] | None) -> dict[str, Any]:
-            sd = dict(sd or {})
+        def relocated(sd: dict[str, Any]) -> dict[str, Any]:
+            sd = dict(sd)
             if move is not None and sd.get("Location"):
                 sd["Location"] = DataFiles.moved(sd["Location"], *move)
             return sd
 
-        new["StorageDescriptor"] = relocated(new.get("StorageDescriptor"))
-        indexes = self.catalog.get_partition_indexes(DatabaseName=args["database"], TableName=args["name"])
-        new_indexes = [
-            {"IndexName": d["IndexName"], "Keys": [k["Name"] for k in d["Keys"]]}
-            for d in indexes["PartitionIndexDescriptorList"]
-            if d["IndexStatus"] in ("ACTIVE", "CREATING")
-        ]
-        self.catalog.create_table(DatabaseName=database, TableInput=new, PartitionIndexes=new_indexes or None)
+        new = table_input(table)
+        new["Name"] = name
+        new["StorageDescriptor"] = relocated(new.get("StorageDescriptor") or {})
         if move is not None:
-            try:
-                DataFiles.move_folder(*move)
-            except Exception:
-                self.catalog.delete_table(DatabaseName=database, Name=name)
-                raise
-        parts = []
-        for p in every(
-            self.catalog.get_partitions, "Partitions", DatabaseName=args["database"], TableName=args["name"]
-        ):
-            part = {k: p[k] for k in shapes.partition_input_fields() if k in p}
-            part["StorageDescriptor"] = relocated(part.get("StorageDescriptor"))
-            parts.append(part)
-        if parts:
-            self.catalog.commit_partitions(DatabaseName=database, TableName=name, Add=parts)
-        self.catalog.delete_table(DatabaseName=args["database"], Name=args["name"])
+            DataFiles.move_folder(*move)
+        try:
+            self.catalog.rename_table(
+                Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
+            )
+        except BaseException:
+            if move is not None:
+                DataFiles.move_folder(move[1], move[0])
+            raise
 
     def op_drop_table(self, args: dict[str, Any]) -> None:
         """DROP TABLE [PURGE]: a managed table's data goes with it, an external table's stays (PURGE too,
