@@ -92,3 +92,57 @@ def test_a_view_over_temporary_objects_is_refused_as_spark_refuses_it(spark: Any
         spark.sql("DROP VIEW IF EXISTS gluecat_temp_view")
         spark.sql("DROP TEMPORARY VARIABLE IF EXISTS gluecat_temp_variable")
         spark.sql("DROP TEMPORARY FUNCTION IF EXISTS gluecat_temp_function")
+
+
+def test_create_or_replace_view_does_not_replace_a_table_made_under_its_name_meanwhile(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another client drops the view and creates a table of its name after Spark read the view. The
+    # replace used to overwrite that table with the view (a table made again starts at VersionId 1, so a
+    # VersionId alone does not tell them apart); now it fails with ConcurrentModificationException.
+    from gluecat.spark import views
+
+    spark.sql(f"CREATE VIEW glue.{ns}.v AS SELECT 1 AS a")
+    glue = Catalog(str(warehouse))
+    get = views._get
+
+    def get_while_another_client_replaces_the_view(catalog: Any, database: str, name: str) -> Any:
+        read = get(catalog, database, name)
+        glue.delete_table(DatabaseName=ns, Name="v")
+        glue.create_table(
+            DatabaseName=ns,
+            TableInput={
+                "Name": "v",
+                "TableType": "EXTERNAL_TABLE",
+                "StorageDescriptor": {"Columns": [{"Name": "a", "Type": "int"}], "Location": "/tmp/v"},
+            },
+        )
+        return read
+
+    monkeypatch.setattr(views, "_get", get_while_another_client_replaces_the_view)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"CREATE OR REPLACE VIEW glue.{ns}.v AS SELECT 2 AS a")
+    monkeypatch.undo()
+    assert glue.get_table(DatabaseName=ns, Name="v")["Table"]["TableType"] == "EXTERNAL_TABLE"
+
+
+def test_drop_view_does_not_drop_a_table_made_under_its_name_meanwhile(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gluecat.spark import views
+
+    spark.sql(f"CREATE VIEW glue.{ns}.v AS SELECT 1 AS a")
+    glue = Catalog(str(warehouse))
+    get = views._get
+
+    def get_while_another_client_replaces_the_view(catalog: Any, database: str, name: str) -> Any:
+        read = get(catalog, database, name)
+        glue.delete_table(DatabaseName=ns, Name="v")
+        glue.create_table(DatabaseName=ns, TableInput={"Name": "v", "TableType": "EXTERNAL_TABLE"})
+        return read
+
+    monkeypatch.setattr(views, "_get", get_while_another_client_replaces_the_view)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"DROP VIEW glue.{ns}.v")
+    monkeypatch.undo()
+    assert glue.get_table(DatabaseName=ns, Name="v")["Table"]["TableType"] == "EXTERNAL_TABLE"

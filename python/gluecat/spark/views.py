@@ -105,25 +105,26 @@ def create_view(catalog: Catalog, database: str, name: str, view: dict[str, Any]
     REPLACE of an existing view (never of a table)."""
     table = view_input(name, view)
     if replace:
-        _get(catalog, database, name)
-        catalog.update_table(DatabaseName=database, TableInput=table)
+        # Of the view read, not of a table another client made under its name meanwhile.
+        catalog.update_table_as_read(Table=_get(catalog, database, name), TableInput=table)
     else:
         catalog.create_table(DatabaseName=database, TableInput=table)
 
 
 def drop_view(catalog: Catalog, database: str, name: str) -> bool:
     try:
-        _get(catalog, database, name)
+        read = _get(catalog, database, name)
     except EntityNotFoundException:
         return False
-    catalog.delete_table(DatabaseName=database, Name=name)
+    catalog.delete_table_as_read(Table=read)  # never a table made under the name since
     return True
 
 
 def rename_view(catalog: Catalog, database: str, name: str, new_database: str, new_name: str) -> None:
     old = _get(catalog, database, name)
-    catalog.create_table(DatabaseName=new_database, TableInput=view_input(new_name, view_of(old)))
-    catalog.delete_table(DatabaseName=database, Name=name)
+    catalog.rename_table(
+        Table=old, NewDatabaseName=new_database, TableInput=view_input(new_name, view_of(old))
+    )
 
 
 def kinds(catalog: Catalog, database: str) -> list[list[str]]:
