@@ -162,6 +162,8 @@ def _read(
     if transaction_id is None:
         snap = ctx.read_snapshot(as_of, None)
         table = obj.require_governed(snap, database, name)
+        if as_of is not None:
+            _check_own_past(ctx, table, as_of)
         return snap, table, obj.view_of(ctx, snap, table)
     txs = ctx.transactions()
     ctx.read_snapshot(as_of, transaction_id)  # both given: InvalidInputException
@@ -172,6 +174,19 @@ def _read(
         own = txs.own_objects(tx, (database, name))
         view = obj.with_writes(view, partition_key_count(table), own, f"transaction {tx.id}")
     return snap, table, view
+
+
+def _check_own_past(ctx: Context, then: dict[str, Any], as_of: datetime) -> None:
+    """A table dropped and made again under its name has its own history (as Spark's time travel has):
+    a time before it was made reaches the dropped table, whose objects are not its past. A table dropped
+    and not made again can still be read as it was."""
+    now = ctx.snapshot().get(TABLE, (then["DatabaseName"], then["Name"]))
+    if now is not None and now["CreateTime"] != then["CreateTime"]:
+        raise InvalidInputException(
+            f"QueryAsOfTime: {as_of.isoformat()} is before table {then['DatabaseName']}.{then['Name']} was "
+            f"made again at {now['CreateTime'].isoformat()}; the table of that name then was another one, "
+            "dropped since"
+        )
 
 
 def get_table_objects(
