@@ -335,3 +335,27 @@ def test_rename_carries_a_partition_added_meanwhile_through_another_door(
         (["y"], f"{warehouse}/{ns}.db/new/p=y"),
     ]
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.new").collect()] == [(1, "x")]
+
+
+def test_rename_leaves_the_folder_with_the_new_table_when_its_commit_landed_but_reported_an_error(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A commit can land and still fail its caller (the store lost the answer after publishing it). The
+    # moved folder used to move back whenever the commit call failed, leaving the renamed table over an
+    # empty folder; now it moves back only while the old table is still there.
+    from gluecat.errors import StorageError
+
+    spark.sql(f"CREATE TABLE glue.{ns}.old (a INT) USING parquet")
+    spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1)")
+    rename = Catalog.rename_table
+
+    def rename_that_lands_and_fails(self: Catalog, **kwargs: Any) -> Any:
+        rename(self, **kwargs)
+        raise StorageError("the answer of the commit was lost")
+
+    monkeypatch.setattr(Catalog, "rename_table", rename_that_lands_and_fails)
+    with pytest.raises(Exception, match="the answer of the commit was lost"):
+        spark.sql(f"ALTER TABLE glue.{ns}.old RENAME TO {ns}.new")
+    monkeypatch.undo()
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.new").collect()] == [(1,)]
+    assert not (warehouse / f"{ns}.db" / "old").exists()

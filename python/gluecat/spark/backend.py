@@ -579,9 +579,19 @@ class Backend:
                 Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
             )
         except BaseException:
-            if move is not None:
+            # A commit whose outcome is unknown (its log entry may have been published) may have made the
+            # new table over the moved folder: the folder moves back only while the old table is there.
+            if move is not None and self._still_there(table):
                 DataFiles.move_folder(move[1], move[0])
             raise
+
+    def _still_there(self, table: dict[str, Any]) -> bool:
+        """Whether ``table`` (as read) is still in the catalog; False when that cannot be told."""
+        try:
+            now = self.catalog.get_table(DatabaseName=table["DatabaseName"], Name=table["Name"])["Table"]
+        except Exception:
+            return False
+        return bool(now["CreateTime"] == table["CreateTime"])
 
     def op_drop_table(self, args: dict[str, Any]) -> None:
         """DROP TABLE [PURGE]: a managed table's data goes with it, an external table's stays (PURGE too,
