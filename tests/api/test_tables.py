@@ -382,7 +382,7 @@ def test_at_most_three_partition_indexes_on_partition_keys(sales: Catalog) -> No
 
 
 @pytest.mark.in_process
-def test_rename_table_makes_the_new_table_with_partitions_and_indexes_and_drops_the_old_in_one_commit(
+def test_rename_table_makes_the_new_table_with_partitions_indexes_and_statistics_and_drops_the_old_in_one_commit(
     sales: Catalog,
 ) -> None:
     sales.create_table(
@@ -395,6 +395,26 @@ def test_rename_table_makes_the_new_table_with_partitions_and_indexes_and_drops_
     for day in ("2024-01-01", "2024-01-02"):  # added after the read: carried all the same
         part = {"Values": [day], "StorageDescriptor": {**sd, "Location": f"s3://bucket/old/dt={day}/"}}
         sales.create_partition(DatabaseName="sales", TableName="old", PartitionInput=part)
+    stats = {
+        "ColumnName": "id",
+        "ColumnType": "bigint",
+        "AnalyzedTime": datetime(2024, 5, 1, tzinfo=UTC),
+        "StatisticsData": {
+            "Type": "LONG",
+            "LongColumnStatisticsData": {
+                "MinimumValue": 1,
+                "MaximumValue": 9,
+                "NumberOfNulls": 0,
+                "NumberOfDistinctValues": 9,
+            },
+        },
+    }
+    sales.update_column_statistics_for_table(
+        DatabaseName="sales", TableName="old", ColumnStatisticsList=[stats]
+    )
+    sales.update_column_statistics_for_partition(
+        DatabaseName="sales", TableName="old", PartitionValues=["2024-01-01"], ColumnStatisticsList=[stats]
+    )
     before = sales.warehouse_version()
     new = {**table_input("new"), "StorageDescriptor": {**sd, "Location": "s3://bucket/new/"}}
     sales.rename_table(
@@ -413,6 +433,12 @@ def test_rename_table_makes_the_new_table_with_partitions_and_indexes_and_drops_
     ]
     indexes = sales.get_partition_indexes(DatabaseName="sales", TableName="new")
     assert [d["IndexName"] for d in indexes["PartitionIndexDescriptorList"]] == ["by_dt"]
+    got = sales.get_column_statistics_for_table(DatabaseName="sales", TableName="new", ColumnNames=["id"])
+    assert got["ColumnStatisticsList"] == [stats]
+    got = sales.get_column_statistics_for_partition(
+        DatabaseName="sales", TableName="new", PartitionValues=["2024-01-01"], ColumnNames=["id"]
+    )
+    assert got["ColumnStatisticsList"] == [stats]
 
 
 @pytest.mark.in_process

@@ -14,7 +14,7 @@ from typing import Any
 
 import re2
 
-from gluecat.catalog import iceberg, indexes, objects, paging, partitions, tags
+from gluecat.catalog import iceberg, indexes, objects, paging, partitions, statistics, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
@@ -37,7 +37,7 @@ from gluecat.errors import (
     ResourceNotReadyException,
     ResourceNumberLimitExceededException,
 )
-from gluecat.store.snapshot import Changes, Snapshot
+from gluecat.store.snapshot import Changes, Key, Snapshot
 
 
 def _version_key(database: str, name: str, version_id: str) -> tuple[str, str, str]:
@@ -281,7 +281,8 @@ def rename_table(
 ) -> None:
     """Glue has no rename: in one commit, the table ``read`` (still as it was read, require_same_table)
     is made again as ``table_input`` in ``new_database`` with its partitions (their StorageDescriptors
-    through ``relocate``) and partition indexes as they are at the commit, and the old one dropped. One
+    through ``relocate``), partition indexes and column statistics as they are at the commit, and the old
+    one dropped. One
     commit, so no update of the old table made meanwhile is lost with it and no reader sees both or
     neither."""
     database, name, new_name = read["DatabaseName"], read["Name"], table_input["Name"]
@@ -304,10 +305,24 @@ def rename_table(
             if desc is not None and desc.get("IndexStatus") == "ACTIVE":
                 changes.put(PARTITION_INDEX, (new_database, new_name, key[2]), desc)
         partitions.copy_partitions(ctx, snap, old, doc, relocate, changes)
+        _copy_statistics(snap, (database, name), (new_database, new_name), doc, changes)
         return changes, None
 
     ctx.store.commit("RenameTable", build)
     ctx.rows.after_write((new_database, new_name))
+
+
+def _copy_statistics(snap: Snapshot, old: Key, new: Key, doc: dict[str, Any], changes: Changes) -> None:
+    """Add to ``changes`` the column statistics of table ``old`` (those of its columns that ``doc``, the
+    new table, has) and of its partitions, as ``new``'s: the partitions keep their values."""
+    columns = statistics.columns_of(doc)
+    for key in snap.keys_with_prefix(COLUMN_STATISTICS, old):
+        if key[-1] in columns:
+            changes.put(COLUMN_STATISTICS, (*new, *key[len(old) :]), snap.get(COLUMN_STATISTICS, key))
+    for key in snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, old):
+        changes.put(
+            PARTITION_COLUMN_STATISTICS, (*new, *key[len(old) :]), snap.get(PARTITION_COLUMN_STATISTICS, key)
+        )
 
 
 def batch_delete_table(
