@@ -226,3 +226,30 @@ def test_analyze_does_not_revert_a_table_update_made_meanwhile_through_another_d
     table = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
     assert [c["Name"] for c in table["StorageDescriptor"]["Columns"]] == ["a", "added_by_boto3"]
     assert table["Parameters"]["numFiles"] == "1"
+
+
+def test_analyze_does_not_write_its_statistics_into_a_table_made_under_its_name_meanwhile(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A table dropped and made again starts at VersionId 1 again, so the VersionId check let ANALYZE
+    # replace the new table by the old one's definition with the old one's file counts.
+    from gluecat.spark import backend
+
+    t = f"glue.{ns}.raced"
+    spark.sql(f"CREATE TABLE {t} (a INT) USING parquet")
+    spark.sql(f"INSERT INTO {t} VALUES (1)")
+    glue = Catalog(str(warehouse))
+    listing = backend._file_infos
+
+    def list_while_another_client_makes_the_table_again(folder: str) -> list[Any]:
+        read = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
+        glue.delete_table(DatabaseName=ns, Name="raced")
+        again = {k: read[k] for k in ("Name", "StorageDescriptor", "PartitionKeys", "TableType")}
+        glue.create_table(DatabaseName=ns, TableInput={**again, "Parameters": {"made_by": "boto3"}})
+        return listing(folder)
+
+    monkeypatch.setattr(backend, "_file_infos", list_while_another_client_makes_the_table_again)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS NOSCAN")
+    monkeypatch.undo()
+    assert glue.get_table(DatabaseName=ns, Name="raced")["Table"]["Parameters"] == {"made_by": "boto3"}

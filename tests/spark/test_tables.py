@@ -359,3 +359,56 @@ def test_rename_leaves_the_folder_with_the_new_table_when_its_commit_landed_but_
     monkeypatch.undo()
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.new").collect()] == [(1,)]
     assert not (warehouse / f"{ns}.db" / "old").exists()
+
+
+def test_drop_table_does_not_drop_a_table_made_under_its_name_meanwhile_nor_its_data(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # DROP TABLE plans which folder to delete from the table it read. Another client dropping that table
+    # and making one of the same name, at the same folder, before the delete used to lose the new table
+    # and its files; now the DROP fails with ConcurrentModificationException and deletes nothing.
+    from gluecat.spark.data_files import DataFiles
+
+    spark.sql(f"CREATE TABLE glue.{ns}.t (a INT) USING parquet")
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1)")
+    glue = Catalog(str(warehouse))
+    plan = DataFiles.plan_drop_table
+
+    def plan_while_another_client_makes_the_table_again(self: Any, table: Any) -> Any:
+        read = glue.get_table(DatabaseName=ns, Name="t")["Table"]
+        glue.delete_table(DatabaseName=ns, Name="t")
+        again = {k: read[k] for k in ("Name", "StorageDescriptor", "PartitionKeys", "Parameters")}
+        glue.create_table(DatabaseName=ns, TableInput={**again, "TableType": "EXTERNAL_TABLE"})
+        return plan(self, table)
+
+    monkeypatch.setattr(DataFiles, "plan_drop_table", plan_while_another_client_makes_the_table_again)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"DROP TABLE glue.{ns}.t")
+    monkeypatch.undo()
+    assert glue.get_table(DatabaseName=ns, Name="t")["Table"]["TableType"] == "EXTERNAL_TABLE"
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(1,)]
+
+
+def test_alter_table_does_not_change_a_table_made_under_its_name_meanwhile(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Both tables are at VersionId 1, so the VersionId check let the ALTER replace the new table with the
+    # old one's definition plus the change; now it fails with ConcurrentModificationException.
+    from gluecat.spark import backend
+
+    spark.sql(f"CREATE TABLE glue.{ns}.t (a INT) USING parquet")
+    glue = Catalog(str(warehouse))
+    check = backend._check_readable_types
+
+    def check_while_another_client_makes_the_table_again(catalog: Any, table: Any, changes: Any) -> None:
+        read = glue.get_table(DatabaseName=ns, Name="t")["Table"]
+        glue.delete_table(DatabaseName=ns, Name="t")
+        again = {k: read[k] for k in ("Name", "StorageDescriptor", "PartitionKeys", "TableType")}
+        glue.create_table(DatabaseName=ns, TableInput={**again, "Parameters": {"made_by": "boto3"}})
+        check(catalog, table, changes)
+
+    monkeypatch.setattr(backend, "_check_readable_types", check_while_another_client_makes_the_table_again)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"ALTER TABLE glue.{ns}.t SET TBLPROPERTIES ('k'='v')")
+    monkeypatch.undo()
+    assert glue.get_table(DatabaseName=ns, Name="t")["Table"]["Parameters"] == {"made_by": "boto3"}

@@ -195,7 +195,9 @@ class Catalog(ServiceClient, PartitionOperations):
     # that one (the same CreateTime and VersionId), else ConcurrentModificationException.
 
     @operation("UpdateTableAsRead")
-    def update_table_as_read(self, *, Table: dict[str, Any], TableInput: dict[str, Any]) -> dict[str, Any]:
+    def update_table_as_read(
+        self, *, Table: dict[str, Any], TableInput: dict[str, Any], SkipArchive: bool = False
+    ) -> dict[str, Any]:
         """UpdateTable of ``Table`` as it was read: not of a table made again under its name since."""
         read = _read_table(Table)
         checked = validate.request(
@@ -207,7 +209,7 @@ class Catalog(ServiceClient, PartitionOperations):
             self._ctx,
             read["DatabaseName"],
             {**checked["TableInput"], "Name": read["Name"]},
-            skip_archive=False,
+            skip_archive=SkipArchive is True,
             version_id=None,
             read=read,
         )

@@ -540,7 +540,9 @@ class Backend:
         new = tc.apply_changes(table_input(table), changes, layout)
         # The changes were applied to the table as read above: an update another client made since (a
         # boto3 UpdateTable, a crawler) must fail this one, not be overwritten by it.
-        self.catalog.update_table(DatabaseName=args["database"], TableInput=new, VersionId=table["VersionId"])
+        # (A table dropped and made again under its name meanwhile starts again at the same VersionId 1:
+        # update_table_as_read tells it apart.)
+        self.catalog.update_table_as_read(Table=table, TableInput=new)
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
         """Glue has no rename: the table is made again under its new name with its partitions and indexes,
@@ -598,7 +600,9 @@ class Backend:
         as in Spark); data_files says which folders."""
         table = self._table(args)
         removal = self.files.plan_drop_table(table)
-        self.catalog.delete_table(DatabaseName=args["database"], Name=args["name"])
+        # The removal is planned from the table as read: not another table made under its name since, nor
+        # one whose folder an update changed (then not the folder to delete).
+        self.catalog.delete_table_as_read(Table=table)
         self.files.remove(removal)  # only after the table is gone, so no reader sees half its data
 
     # -- views ---------------------------------------------------------------------------------------
@@ -879,12 +883,7 @@ class Backend:
         # Listing the files takes a while: a table update made meanwhile through another door fails this
         # one (ConcurrentModificationException) rather than being reverted, and dropped from the history
         # by SkipArchive.
-        self.catalog.update_table(
-            DatabaseName=table["DatabaseName"],
-            TableInput=new,
-            SkipArchive=True,
-            VersionId=table["VersionId"],
-        )
+        self.catalog.update_table_as_read(Table=table, TableInput=new, SkipArchive=True)
         out = [
             {"statistic": statistics.SIZE, "value": str(sum(sizes))},
             {"statistic": statistics.FILES, "value": str(len(sizes))},
