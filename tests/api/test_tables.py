@@ -461,3 +461,12 @@ def test_calls_on_a_table_as_read_refuse_a_table_updated_or_made_again_since(sal
         sales.update_table_as_read(Table=again, TableInput=table_input("t"))
     assert sales.get_table(DatabaseName="sales", Name="t")["Table"]["Description"] == "updated"
     assert [t["Name"] for t in sales.get_tables(DatabaseName="sales")["TableList"]] == ["t"]
+
+
+@pytest.mark.in_process
+def test_rename_table_refuses_a_governed_table_whose_objects_would_be_lost(sales: Catalog) -> None:
+    sales.create_table(DatabaseName="sales", TableInput=table_input("g", TableType="GOVERNED"))
+    read = sales.get_table(DatabaseName="sales", Name="g")["Table"]
+    with pytest.raises(sales.exceptions.InvalidInputException, match="governed"):
+        sales.rename_table(Table=read, NewDatabaseName="sales", TableInput=table_input("h"))
+    assert [t["Name"] for t in sales.get_tables(DatabaseName="sales")["TableList"]] == ["g"]

@@ -289,6 +289,11 @@ def rename_table(
 
     def build(snap: Snapshot) -> tuple[Changes, None]:
         old = require_same_table(snap, read)
+        if old.get("TableType") == "GOVERNED":
+            raise InvalidInputException(
+                f"Table {database}.{name} is governed: its objects belong to its name's transactions "
+                "and cannot be renamed with it"
+            )
         require_database(snap, new_database)
         if snap.get(TABLE, (new_database, new_name)) is not None:
             raise AlreadyExistsException(f"Table {new_name} already exists.")
