@@ -19,7 +19,13 @@ from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.api.table_kinds import is_external
 from gluecat.catalog import table_changes as tc
-from gluecat.errors import AlreadyExistsException, EntityNotFoundException, GlueError, InvalidInputException
+from gluecat.errors import (
+    AlreadyExistsException,
+    EntityNotFoundException,
+    GlueError,
+    InternalServiceException,
+    InvalidInputException,
+)
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
@@ -79,6 +85,18 @@ def table_input(table: dict[str, Any]) -> dict[str, Any]:
 def _file_infos(folder: str) -> list[Any]:
     fs, _ = filesystem(folder)
     return [fs.get_file_info(path) for path in data_files(folder)]
+
+
+def _move_back(move: tuple[str, str], failure: BaseException) -> None:
+    """Move a renamed table's folder back after its rename failed; if that fails too, say where the old
+    table's data now is rather than leave the table to read as empty without a word."""
+    try:
+        DataFiles.move_folder(move[1], move[0])
+    except Exception as e:
+        raise InternalServiceException(
+            f"The rename failed ({failure}), and the table's folder could not be moved back from {move[1]} "
+            f"to {move[0]} ({e}): its data files are in {move[1]}; move them back by hand"
+        ) from failure
 
 
 def _not_governed(table: dict[str, Any], statement: str) -> None:
@@ -580,11 +598,11 @@ class Backend:
             self.catalog.rename_table(
                 Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
             )
-        except BaseException:
+        except BaseException as e:
             # A commit whose outcome is unknown (its log entry may have been published) may have made the
             # new table over the moved folder: the folder moves back only while the old table is there.
             if move is not None and self._still_there(table):
-                DataFiles.move_folder(move[1], move[0])
+                _move_back(move, e)
             raise
 
     def _still_there(self, table: dict[str, Any]) -> bool:
