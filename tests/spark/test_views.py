@@ -146,3 +146,31 @@ def test_drop_view_does_not_drop_a_table_made_under_its_name_meanwhile(
         spark.sql(f"DROP VIEW glue.{ns}.v")
     monkeypatch.undo()
     assert glue.get_table(DatabaseName=ns, Name="v")["Table"]["TableType"] == "EXTERNAL_TABLE"
+
+
+def test_rename_view_does_not_lose_an_update_made_meanwhile(
+    spark: Any, warehouse: Path, ns: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ALTER VIEW RENAME made the view read under the new name and deleted the old one: an update of the
+    # view by another client in between was lost. Now the rename fails and leaves the updated view.
+    from gluecat.spark import views
+
+    spark.sql(f"CREATE VIEW glue.{ns}.v AS SELECT 1 AS a")
+    glue = Catalog(str(warehouse))
+    get = views._get
+
+    def get_while_another_client_updates_the_view(catalog: Any, database: str, name: str) -> Any:
+        read = get(catalog, database, name)
+        update = {k: read[k] for k in ("Name", "TableType", "StorageDescriptor", "Parameters")}
+        glue.update_table(
+            DatabaseName=ns,
+            TableInput={**update, "ViewOriginalText": "SELECT 2 AS a", "ViewExpandedText": "SELECT 2 AS a"},
+        )
+        return read
+
+    monkeypatch.setattr(views, "_get", get_while_another_client_updates_the_view)
+    with pytest.raises(Exception, match="ConcurrentModificationException"):
+        spark.sql(f"ALTER VIEW glue.{ns}.v RENAME TO {ns}.w")
+    monkeypatch.undo()
+    assert rows(spark, f"SELECT * FROM glue.{ns}.v") == [(2,)]
+    assert [t["Name"] for t in glue.get_tables(DatabaseName=ns)["TableList"]] == ["v"]
