@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from gluecat import Catalog
+from gluecat.catalog.context import Limits
 
 from .conftest import table_input
 
@@ -470,3 +472,18 @@ def test_rename_table_refuses_a_governed_table_whose_objects_would_be_lost(sales
     with pytest.raises(sales.exceptions.InvalidInputException, match="governed"):
         sales.rename_table(Table=read, NewDatabaseName="sales", TableInput=table_input("h"))
     assert [t["Name"] for t in sales.get_tables(DatabaseName="sales")["TableList"]] == ["g"]
+
+
+@pytest.mark.in_process
+def test_rename_table_into_another_database_keeps_to_its_table_limit(tmp_path: Path) -> None:
+    glue = Catalog(str(tmp_path / "w"), limits=Limits(tables_per_database=1))
+    for db in ("a", "b"):
+        glue.create_database(DatabaseInput={"Name": db})
+        glue.create_table(DatabaseName=db, TableInput=table_input("t"))
+    read = glue.get_table(DatabaseName="a", Name="t")["Table"]
+    with pytest.raises(glue.exceptions.ResourceNumberLimitExceededException, match="database b"):
+        glue.rename_table(Table=read, NewDatabaseName="b", TableInput=table_input("u"))
+    glue.rename_table(
+        Table=read, NewDatabaseName="a", TableInput=table_input("u")
+    )  # within a: one table still
+    assert [t["Name"] for t in glue.get_tables(DatabaseName="a")["TableList"]] == ["u"]

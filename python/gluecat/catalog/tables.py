@@ -297,6 +297,11 @@ def rename_table(
         require_database(snap, new_database)
         if snap.get(TABLE, (new_database, new_name)) is not None:
             raise AlreadyExistsException(f"Table {new_name} already exists.")
+        limit = ctx.limits.tables_per_database
+        if new_database != database and len(snap.keys_with_prefix(TABLE, (new_database,))) >= limit:
+            raise ResourceNumberLimitExceededException(
+                f"database {new_database} already has {limit} tables, its limit"
+            )
         changes = Changes()
         drop_table_changes(snap, database, name, changes)  # refuses while an index is CREATING
         now = datetime.now(UTC)
