@@ -919,6 +919,24 @@ def test_pages_merge_newer_partitions_with_the_base_at_every_page_size(
             assert got == live, size
 
 
+def test_commit_partitions_adds_a_partition_it_drops_at_most_once(warehouse: str) -> None:
+    # With the drop or without it, adding the same partition twice in one call is AlreadyExistsException
+    # (with the drop, the second addition used to be taken); with IfNotExists the first is kept.
+    glue = Catalog(warehouse)  # a Python-only call (the Spark shim's): not served over the wire
+    glue.create_database(DatabaseInput={"Name": "db"})
+    make_table(glue, "t", [("k", "string")])
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
+    twice = [{**part("a"), "Parameters": {"n": "1"}}, {**part("a"), "Parameters": {"n": "2"}}]
+    before = glue.warehouse_version()
+    for drop in ([], [["a"]]):
+        with pytest.raises(glue.exceptions.AlreadyExistsException, match=r"\['a'\]"):
+            glue.commit_partitions(DatabaseName="db", TableName="t", Add=twice, Drop=drop)
+    assert glue.warehouse_version() == before
+    glue.commit_partitions(DatabaseName="db", TableName="t", Add=twice, Drop=[["a"]], IfNotExists=True)
+    got = glue.get_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])["Partition"]
+    assert got["Parameters"] == {"n": "1"}
+
+
 @pytest.mark.parametrize(
     "kwargs, field",
     [

@@ -560,8 +560,22 @@ def commit_partitions(
                 dropped.add(vk)
             elif not if_exists:
                 raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
-        # Re-adding a partition dropped in the same commit replaces it.
-        fresh = [p for p in add if value_key(p["Values"]) in dropped] if dropped else []
+        # Re-adding a partition dropped in the same commit replaces it, once: a second addition of it is
+        # what the same request without the drop answers (AlreadyExistsException, or skipped).
+        fresh: list[dict[str, Any]] = []
+        readded: set[str] = set()
+        for p in add if dropped else []:
+            vk = value_key(p["Values"])
+            if vk not in dropped:
+                continue
+            if vk in readded:
+                if if_not_exists:
+                    continue
+                raise AlreadyExistsException(
+                    f"Partition {p['Values']} already exists in {database}.{table_name}."
+                )
+            readded.add(vk)
+            fresh.append(p)
         others = [p for p in add if value_key(p["Values"]) not in dropped] if dropped else add
         batch = _adding(ctx, snap, table, others, if_not_exists=if_not_exists, collect_errors=False)
         now = datetime.now(UTC)
