@@ -116,25 +116,43 @@ def create_table(
         )
 
     def build(snap: Snapshot) -> Changes:
-        require_database(snap, database)
-        if snap.get(TABLE, (database, name)) is not None:
-            raise AlreadyExistsException(f"Table {name} already exists.")
-        if len(snap.keys_with_prefix(TABLE, (database,))) >= ctx.limits.tables_per_database:
-            raise ResourceNumberLimitExceededException(
-                f"database {database} already has {ctx.limits.tables_per_database} tables, its limit"
-            )
-        now = datetime.now(UTC)
-        doc = table_doc(
-            ctx, database, table_input, version_id="1", create_time=now, created_by=ctx.principal, now=now
-        )
         changes = Changes()
-        changes.put(TABLE, (database, name), doc)
-        changes.put(TABLE_VERSION, _version_key(database, name, "1"), doc)
+        _new_table(ctx, snap, database, table_input, changes)
         for desc in index_descriptors or []:
             changes.put(PARTITION_INDEX, (database, name, desc["IndexName"]), desc)
         return changes
 
     _write(ctx, "CreateTable", transaction_id, (database, name), build)
+
+
+def _new_table(
+    ctx: Context,
+    snap: Snapshot,
+    database: str,
+    table_input: dict[str, Any],
+    changes: Changes,
+    *,
+    replacing_one: bool = False,
+) -> dict[str, Any]:
+    """Add to ``changes`` a new table (VersionId 1) made from ``table_input`` in ``database``, which must
+    exist, have no table of its name, and room for one more (``replacing_one``: a table of it goes in the
+    same commit); the new table's document."""
+    name = table_input["Name"]
+    require_database(snap, database)
+    if snap.get(TABLE, (database, name)) is not None:
+        raise AlreadyExistsException(f"Table {name} already exists.")
+    limit = ctx.limits.tables_per_database
+    if not replacing_one and len(snap.keys_with_prefix(TABLE, (database,))) >= limit:
+        raise ResourceNumberLimitExceededException(
+            f"database {database} already has {limit} tables, its limit"
+        )
+    now = datetime.now(UTC)
+    doc = table_doc(
+        ctx, database, table_input, version_id="1", create_time=now, created_by=ctx.principal, now=now
+    )
+    changes.put(TABLE, (database, name), doc)
+    changes.put(TABLE_VERSION, _version_key(database, name, "1"), doc)
+    return doc
 
 
 def require_same_table(snap: Snapshot, read: dict[str, Any]) -> dict[str, Any]:
@@ -289,27 +307,16 @@ def rename_table(
 
     def build(snap: Snapshot) -> tuple[Changes, None]:
         old = require_same_table(snap, read)
-        if old.get("TableType") == "GOVERNED":
+        if objects.is_governed(old):
             raise InvalidInputException(
                 f"Table {database}.{name} is governed: its objects belong to its name's transactions "
                 "and cannot be renamed with it"
             )
-        require_database(snap, new_database)
-        if snap.get(TABLE, (new_database, new_name)) is not None:
-            raise AlreadyExistsException(f"Table {new_name} already exists.")
-        limit = ctx.limits.tables_per_database
-        if new_database != database and len(snap.keys_with_prefix(TABLE, (new_database,))) >= limit:
-            raise ResourceNumberLimitExceededException(
-                f"database {new_database} already has {limit} tables, its limit"
-            )
         changes = Changes()
-        drop_table_changes(snap, database, name, changes)  # refuses while an index is CREATING
-        now = datetime.now(UTC)
-        doc = table_doc(
-            ctx, new_database, table_input, version_id="1", create_time=now, created_by=ctx.principal, now=now
+        doc = _new_table(
+            ctx, snap, new_database, table_input, changes, replacing_one=new_database == database
         )
-        changes.put(TABLE, (new_database, new_name), doc)
-        changes.put(TABLE_VERSION, _version_key(new_database, new_name, "1"), doc)
+        drop_table_changes(snap, database, name, changes)  # refuses while an index is CREATING
         for key in snap.keys_with_prefix(PARTITION_INDEX, (database, name)):
             desc = snap.get(PARTITION_INDEX, key)
             if desc is not None and desc.get("IndexStatus") == "ACTIVE":
