@@ -355,8 +355,9 @@ _DECIMAL = re.compile(r"decimal\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)")
 _CHARS = re.compile(r"(?:var)?char\(\s*\d+\s*\)")
 
 
-def _decimal(glue_type: str) -> tuple[int, int] | None:
-    """A decimal type's precision and scale (Hive's decimal alone is decimal(10,0))."""
+def decimal_type(glue_type: str) -> tuple[int, int] | None:
+    """A decimal type's precision and scale (Hive's decimal alone is decimal(10,0)), as Spark reads its
+    DDL; None for another type. ``glue_type`` is lower case, without spaces around it."""
     if glue_type == "decimal":
         return 10, 0
     m = _DECIMAL.fullmatch(glue_type)
@@ -386,7 +387,7 @@ def reads_as(fmt: str, old: str, new: str) -> bool:
             return _INTEGER_DIGITS[new] > digits
         if new == "double":
             return digits < 20  # a bigint does not fit a double's 53 bits (nor does Parquet read it so)
-        decimal = _decimal(new)
+        decimal = decimal_type(new)
         if decimal is None:
             return False
         if fmt == "parquet":
@@ -396,9 +397,9 @@ def reads_as(fmt: str, old: str, new: str) -> bool:
         return decimal[0] - decimal[1] >= digits
     if old == "float":
         return new == "double"
-    old_decimal = _decimal(old)
+    old_decimal = decimal_type(old)
     if old_decimal is not None:
-        new_decimal = _decimal(new)
+        new_decimal = decimal_type(new)
         return (
             new_decimal is not None
             and new_decimal[1] >= old_decimal[1]

@@ -12,25 +12,24 @@ read returns exactly the rows of the full read that pass the filter.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from gluecat.api.partition_names import DEFAULT_PARTITION_NAME
+from gluecat.catalog.context import type_spelling
 from gluecat.errors import InvalidInputException
 from gluecat.expressions.evaluate import typed_column
 from gluecat.expressions.types import key_type
-
-_DECIMAL = re.compile(r"decimal\s*(?:\(\s*(\d+)\s*(?:,\s*(\d+)\s*)?\))?")
+from gluecat.spark.formats import decimal_type
 
 
 def _spark_decimal(glue_type: str) -> tuple[int, int]:
-    """Precision and scale of a decimal type as Spark reads its DDL (a bare ``decimal`` is (10, 0))."""
-    m = _DECIMAL.fullmatch(glue_type.strip().lower())
-    assert m is not None  # key_type classified it as a decimal
-    return int(m.group(1) or 10), int(m.group(2) or 0)
+    """Precision and scale of a decimal key's type as Spark reads its DDL (a bare ``decimal`` is (10, 0))."""
+    found = decimal_type(type_spelling(glue_type))
+    assert found is not None  # key_type classified it as a decimal
+    return found
 
 
 def _unfit_decimals(text: Any, typed: Any, precision: int, scale: int) -> Any:
