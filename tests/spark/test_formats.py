@@ -16,6 +16,7 @@ from gluecat.spark import formats
 from gluecat.spark.refusals import SparkRefusal
 
 TEXT = {"InputFormat": formats.TEXT_INPUT, "OutputFormat": formats.TEXT_OUTPUT}
+OPENX = "org.openx.data.jsonserde.JsonSerDe"
 
 
 def make(
@@ -126,6 +127,139 @@ def test_json_serdes(spark: Any, warehouse: Path, ns: str, tmp_path: Path, serde
     (tmp_path / "t" / "data.json").write_text(json.dumps({"id": 7, "name": "x"}) + "\n")
     make(Catalog(str(warehouse)), ns, "js", tmp_path / "t", {"SerializationLibrary": serde})
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.js").collect()] == [(7, "x")]
+
+
+def json_table(
+    cat: Catalog, db: str, name: str, folder: Path, serde: str, columns: str, **params: str
+) -> None:
+    """A crawler's or Athena's JSON table: ``columns`` as ``name type, ...``."""
+    cat.create_table(
+        DatabaseName=db,
+        TableInput={
+            "Name": name,
+            "StorageDescriptor": {
+                **TEXT,
+                "SerdeInfo": {"SerializationLibrary": serde, "Parameters": params},
+                "Columns": [
+                    {"Name": n, "Type": t} for n, t in (c.strip().split(" ", 1) for c in columns.split(";"))
+                ],
+                "Location": str(folder),
+            },
+            "Parameters": {"classification": "json"},
+        },
+    )
+
+
+def rows(spark: Any, query: str) -> list[tuple[Any, ...]]:
+    return [tuple(r) for r in spark.sql(query).collect()]
+
+
+@pytest.mark.parametrize("serde", formats.JSON_SERDES)
+def test_json_keys_match_columns_case_insensitively_at_every_level(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path, serde: str
+) -> None:
+    # JSON logs are camelCase; Glue's columns are lower case. Hive's JSON SerDes (so Hive, Athena, Spark on
+    # EMR) match keys to columns and struct fields case-insensitively; Spark's JSON reader matched them
+    # exactly, so these columns read as NULL without an error. Map keys and a string column's JSON text
+    # stay as written.
+    record = {
+        "Payload": {"A": 1},
+        "userId": 7,
+        "Info": {"CountryCode": "FR", "Tags": {"K": 1, "k": 2}},
+        "EVENTS": [{"Kind": "click"}],
+    }
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "data.json").write_text(json.dumps(record) + "\n")
+    columns = (
+        "userid int; info struct<countrycode:string,tags:map<string,int>>; events array<struct<kind:string>>; "
+        "payload string"
+    )
+    json_table(Catalog(str(warehouse)), ns, "logs", tmp_path / "t", serde, columns)
+    assert rows(spark, f"SELECT * FROM glue.{ns}.logs") == [
+        (7, ("FR", {"K": 1, "k": 2}), [("click",)], '{"A": 1}')
+    ]
+    # The filters Spark evaluates while parsing see the matched columns too.
+    assert rows(spark, f"SELECT userid FROM glue.{ns}.logs WHERE info.countrycode = 'FR' AND userid = 7") == [
+        (7,)
+    ]
+
+
+def test_json_keys_match_case_insensitively_in_tables_made_with_hive_ddl_and_in_multiline_files(
+    spark: Any, ns: str, tmp_path: Path
+) -> None:
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / "a.json").write_text(json.dumps([{"Id": 1, "Name": {"First": "ann"}}], indent=2))
+    spark.sql(
+        f"CREATE TABLE glue.{ns}.people (id INT, name STRUCT<first: STRING>) "
+        "ROW FORMAT SERDE 'org.apache.hive.hcatalog.data.JsonSerDe' WITH SERDEPROPERTIES ('multiLine' = 'true') "
+        f"STORED AS TEXTFILE LOCATION '{folder}'"
+    )
+    spark.sql(f"INSERT INTO glue.{ns}.people VALUES (2, named_struct('first', 'bob'))")
+    assert rows(spark, f"SELECT id, name.first FROM glue.{ns}.people ORDER BY id") == [(1, "ann"), (2, "bob")]
+
+
+def test_of_two_json_keys_naming_one_column_the_first_is_read(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    # Spark's parser tests a pushed filter as soon as the column is set: were a later key read, a row
+    # would be kept or dropped by a value other than the one returned.
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "data.json").write_text(
+        json.dumps({"id": 1, "ID": 5, "s": {"X": "first", "x": "second"}}) + "\n"
+    )
+    json_table(
+        Catalog(str(warehouse)),
+        ns,
+        "dups",
+        tmp_path / "t",
+        formats.JSON_SERDES[1],
+        "id int; s struct<x:string>",
+    )
+    assert rows(spark, f"SELECT id, s.x FROM glue.{ns}.dups") == [(1, "first")]
+    assert rows(spark, f"SELECT id FROM glue.{ns}.dups WHERE id = 1") == [(1,)]
+    assert rows(spark, f"SELECT id FROM glue.{ns}.dups WHERE id = 5") == []
+
+
+def test_openx_case_insensitive_false_matches_keys_exactly_and_mappings_name_other_keys(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    # Athena's documented answer to keys that differ only in case: case.insensitive = false, and a
+    # mapping.<column> for each key that is not the column's name.
+    cat = Catalog(str(warehouse))
+    (tmp_path / "exact").mkdir()
+    (tmp_path / "exact" / "data.json").write_text(
+        json.dumps({"userid": 1, "UserId": 2, "URL": "a", "Url": "b", "in": {"Deep": 3, "deep": 4}}) + "\n"
+    )
+    params = {"case.insensitive": "FALSE", "mapping.url1": "URL", "mapping.url2": "Url"}
+    columns = "userid int; url1 string; url2 string; in struct<deep:int>"
+    json_table(cat, ns, "exact", tmp_path / "exact", OPENX, columns, **params)
+    assert rows(spark, f"SELECT * FROM glue.{ns}.exact") == [(1, "a", "b", (4,))]
+
+    (tmp_path / "mapped").mkdir()
+    (tmp_path / "mapped" / "data.json").write_text(json.dumps({"ts": "no", "TimeStamp": "yes"}) + "\n")
+    json_table(cat, ns, "mapped", tmp_path / "mapped", OPENX, "ts string", **{"mapping.ts": "timestamp"})
+    assert rows(spark, f"SELECT ts FROM glue.{ns}.mapped") == [("yes",)]
+    # Spark's JSON writer would write the column as "ts", which the table does not read.
+    with pytest.raises(Exception, match="mapping.ts.*would read as NULL"):
+        spark.sql(f"INSERT INTO glue.{ns}.mapped VALUES ('lost')")
+    assert [p.name for p in (tmp_path / "mapped").iterdir()] == ["data.json"]
+
+
+def test_only_openx_tables_pass_its_key_parameters_to_the_json_reader() -> None:
+    def options(lib: str) -> dict[str, str]:
+        params = {"case.insensitive": "false", "mapping.ts": "timestamp", "multiLine": "true"}
+        return formats.spark_source(
+            {"StorageDescriptor": {"SerdeInfo": {"SerializationLibrary": lib, "Parameters": params}}}
+        )[1]
+
+    assert options(OPENX) == {
+        "case.insensitive": "false",
+        "mapping.ts": "timestamp",
+        "multiLine": "true",
+    }
+    for lib in formats.JSON_SERDES[1:]:
+        assert options(lib) == {"multiLine": "true"}
 
 
 def test_a_serde_spark_cannot_read_is_named_in_the_error(

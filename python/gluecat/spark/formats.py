@@ -26,11 +26,8 @@ TEXT_OUTPUT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"
 LAZY_SIMPLE = "org.apache.hadoop.hive.serde2.lazy.LazySimpleSerDe"
 OPEN_CSV = "org.apache.hadoop.hive.serde2.OpenCSVSerde"
 HIVE_JSON = "org.apache.hadoop.hive.serde2.JsonSerDe"
-JSON_SERDES = (
-    "org.openx.data.jsonserde.JsonSerDe",
-    "org.apache.hive.hcatalog.data.JsonSerDe",
-    HIVE_JSON,
-)
+OPENX_JSON = "org.openx.data.jsonserde.JsonSerDe"
+JSON_SERDES = (OPENX_JSON, "org.apache.hive.hcatalog.data.JsonSerDe", HIVE_JSON)
 PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"
 ORC_SERDE = "org.apache.hadoop.hive.ql.io.orc.OrcSerde"
 # The Spark source that reads and writes Hive's delimited text with Hive's LazySimpleSerDe (the shim's).
@@ -263,6 +260,39 @@ def _table_format(table: dict[str, Any]) -> str | None:
     return None
 
 
+# OpenX's parameters saying which key a column is read from; gluecat's JSON reader takes them as options.
+_CASE_INSENSITIVE = "case.insensitive"
+_JSON_MAPPING = "mapping."
+
+
+def _json_options(lib: str, params: dict[str, str]) -> dict[str, str]:
+    """The JSON reader's options. Keys match columns case-insensitively, as the Hive SerDes match them,
+    except in an OpenX table whose ``case.insensitive`` is not true; ``mapping.<column>`` (OpenX's) reads a
+    column from another key. Other SerDes know neither parameter, so they do not reach the reader."""
+    options = _passed(params)
+    if lib != OPENX_JSON:
+        options = {
+            k: v for k, v in options.items() if k != _CASE_INSENSITIVE and not k.startswith(_JSON_MAPPING)
+        }
+    return options
+
+
+def json_mappings(table: dict[str, Any]) -> dict[str, str]:
+    """The fields an OpenX JSON table reads from a key other than their name (``mapping.<field>`` = key)."""
+    serde = (table.get("StorageDescriptor") or {}).get("SerdeInfo") or {}
+    if serde.get("SerializationLibrary") != OPENX_JSON:
+        return {}
+    params = serde.get("Parameters") or {}
+    # OpenX's own reading of the flag: anything but "true" is case-sensitive.
+    insensitive = params.get(_CASE_INSENSITIVE, "true").lower() == "true"
+    mapped = {k.removeprefix(_JSON_MAPPING): v for k, v in params.items() if k.startswith(_JSON_MAPPING)}
+    return {
+        field: key
+        for field, key in mapped.items()
+        if (key.lower() != field.lower() if insensitive else key != field)
+    }
+
+
 def spark_source(table: dict[str, Any]) -> tuple[str, dict[str, str]]:
     """The Spark source and reader/writer options for a Glue table's files, or Unreadable. Every SerDe
     parameter reaches the reader and writer (under Spark's name where the two differ), so do a table's
@@ -296,7 +326,7 @@ def spark_source(table: dict[str, Any]) -> tuple[str, dict[str, str]]:
             own = {k: v for k, v in table_params.items() if k.startswith(fmt + ".")}
             return fmt, {**own, **_passed(params)}
     if lib in JSON_SERDES or (not lib and classification == "json"):
-        return "json", _passed(params)
+        return "json", _json_options(lib, params)
     if lib == OPEN_CSV:
         options = {
             "sep": params.get("separatorChar", ","),
@@ -329,8 +359,18 @@ def check_writable(table: dict[str, Any]) -> None:
     """Refuses a write whose rows would not read back. Hive's text SerDe writes no header line, so in a
     LazySimpleSerDe table that skips header lines (``skip.header.line.count``, as crawlers and Athena set
     it for CSV with a header) the first rows of every file written would be skipped as headers: the
-    INSERT would succeed and its rows be lost (Hive and Spark's Hive catalog lose them so; Trino refuses)."""
+    INSERT would succeed and its rows be lost (Hive and Spark's Hive catalog lose them so; Trino refuses).
+    An OpenX JSON table that reads a column from another key (``mapping.<column>``) would read the column
+    Spark's writer writes under its own name as NULL."""
     fmt, options = spark_source(table)
+    mapped = json_mappings(table)
+    if mapped:
+        raise InvalidInputException(
+            f"table {table.get('DatabaseName')}.{table.get('Name')} reads column(s) {', '.join(sorted(mapped))} "
+            f"from other JSON keys ({', '.join(f'{_JSON_MAPPING}{c}' for c in sorted(mapped))}) but Spark's "
+            "JSON writer writes each column under its own name, so those columns of the rows written would "
+            "read as NULL: write it with another engine"
+        )
     if fmt == HIVE_TEXT and options.get(HEADER) is not None:
         raise InvalidInputException(
             f"table {table.get('DatabaseName')}.{table.get('Name')} skips {options[HEADER]} header line(s) at "

@@ -14,6 +14,7 @@ import org.apache.spark.sql.execution.datasources.orc.OrcUtils;
 import org.apache.spark.sql.execution.datasources.parquet.ParquetUtils;
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVScan;
 import org.apache.spark.sql.execution.datasources.v2.csv.CSVScanBuilder;
+import org.apache.spark.sql.execution.datasources.v2.json.JsonPartitionReaderFactory;
 import org.apache.spark.sql.execution.datasources.v2.json.JsonScan;
 import org.apache.spark.sql.execution.datasources.v2.json.JsonScanBuilder;
 import org.apache.spark.sql.execution.datasources.v2.orc.OrcScan;
@@ -383,6 +384,13 @@ public final class Scans {
         @Override
         public Scan.ColumnarSupportMode columnarSupportMode() {
             return Scan.ColumnarSupportMode.UNSUPPORTED;
+        }
+
+        /** Spark's reader factory (its checks and options), matching keys to columns as the JSON SerDes do. */
+        @Override
+        public org.apache.spark.sql.connector.read.PartitionReaderFactory createReaderFactory() {
+            return new JsonKeys.Readers((JsonPartitionReaderFactory) super.createReaderFactory(),
+                JsonKeys.Rules.of(options()));
         }
 
         @Override
