@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 from typing import Any
 
@@ -197,6 +198,63 @@ def test_json_keys_match_case_insensitively_in_tables_made_with_hive_ddl_and_in_
     )
     spark.sql(f"INSERT INTO glue.{ns}.people VALUES (2, named_struct('first', 'bob'))")
     assert rows(spark, f"SELECT id, name.first FROM glue.{ns}.people ORDER BY id") == [(1, "ann"), (2, "bob")]
+
+
+JSON_SEED = 20261127
+
+
+def test_random_json_records_with_keys_in_any_case_read_as_spark_reads_them_in_lower_case(
+    spark: Any, warehouse: Path, ns: str, tmp_path: Path
+) -> None:
+    # Nested structs, arrays of structs, maps, string columns holding objects and keys of no column (whose
+    # values Spark's parser skips whole), each struct key in random case in the table's file: every row
+    # and filtered query must read as Spark's own reader reads the same records with lower-case keys.
+    rnd = random.Random(JSON_SEED)
+
+    def cased(key: str) -> str:
+        return "".join(c.upper() if rnd.random() < 0.5 else c for c in key)
+
+    def anything(depth: int) -> Any:
+        pick = rnd.random()
+        if depth < 3 and pick < 0.3:
+            return {
+                cased(k): anything(depth + 1) for k in rnd.sample(["id", "s", "aa", "k"], rnd.randint(0, 4))
+            }
+        if depth < 3 and pick < 0.45:
+            return [anything(depth + 1) for _ in range(rnd.randint(0, 3))]
+        return rnd.choice([1, "x", None, 2.5, True])
+
+    mixed, lower = [], []
+    for i in range(300):
+        raw, junk, tags = anything(0), anything(0), {cased("key"): i % 3, cased("key"): 1}
+        s = {"aa": rnd.choice([None, 1, 2]), "bb": {"cc": rnd.choice(["p", "q"]), "mm": tags}}
+        arr = [{"xx": rnd.randint(0, 3)} for _ in range(rnd.randint(0, 2))]
+        fields = [("junk", junk), ("id", i), ("s", s), ("arr", arr), ("raw", raw)]
+        rnd.shuffle(fields)
+        lower.append(dict(fields))
+        mixed.append(
+            {
+                cased(k): {cased("aa"): v["aa"], cased("bb"): {cased("cc"): v["bb"]["cc"], cased("mm"): tags}}
+                if k == "s"
+                else [{cased("xx"): e["xx"]} for e in v]
+                if k == "arr"
+                else v
+                for k, v in fields
+            }
+        )
+    for name, records in (("mixed", mixed), ("lower", lower)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "data.json").write_text("".join(json.dumps(r) + "\n" for r in records))
+    columns = "id int; s struct<aa:int,bb:struct<cc:string,mm:map<string,int>>>; arr array<struct<xx:int>>; raw string"
+    json_table(Catalog(str(warehouse)), ns, "mixed", tmp_path / "mixed", OPENX, columns)
+    spark.read.schema(columns.replace(";", ",")).json(str(tmp_path / "lower")).createOrReplaceTempView(
+        "lower_keys"
+    )
+    for where in ("true", "s.aa = 2 AND s.bb.cc = 'p'", "size(arr) > 1 AND raw IS NULL"):
+        query = f"SELECT * FROM {{}} WHERE {where} ORDER BY id"
+        got = rows(spark, query.format(f"glue.{ns}.mixed"))
+        assert got == rows(spark, query.format("lower_keys")), f"seed {JSON_SEED}: {where}"
+        assert got, where
 
 
 def test_of_two_json_keys_naming_one_column_the_first_is_read(
