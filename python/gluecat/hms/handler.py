@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
 from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.hms import mapping, patterns
 from gluecat.hms.gen.hive_metastore import ttypes
+
+T = TypeVar("T")
+
+READ_ATTEMPTS = 5
+"""How many times a table's partitions are read while commits to the table keep landing during the read."""
 
 # Hive 2.3's org.apache.hadoop.hive.metastore.TableType, the types get_tables_by_type takes (case counts).
 HIVE_TABLE_TYPES = frozenset(
@@ -117,16 +122,40 @@ class Handler:
     def get_table(self, dbname: str, tbl_name: str) -> Any:
         return mapping.table(self._table(dbname, tbl_name))
 
+    def _table_and_partitions(
+        self, db_name: str, tbl_name: str, read: Callable[[], T]
+    ) -> tuple[dict[str, Any], T]:
+        """The table and ``read()`` of its partitions, both of one state of the warehouse.
+
+        They are separate calls (and a listing is read page by page), each at the latest state: a commit
+        landing in between would make the answer a mix of two states, e.g. with both or neither of two
+        partitions one commit swapped, or named by the keys of a table dropped since. So the whole is
+        read again while a commit changed the table or its partitions meanwhile."""
+        for _ in range(READ_ATTEMPTS):
+            since = self.catalog.warehouse_version()
+            table = self._table(db_name, tbl_name)
+            try:
+                found = read()
+            except GlueError as e:
+                raise ttypes.MetaException(message=e.message) from e
+            unchanged = self.catalog.partitions_unchanged_since(db_name, tbl_name, since) is not None
+            if unchanged and self._table(db_name, tbl_name) == table:
+                return table, found
+        raise ttypes.MetaException(
+            message=f"the partitions of table {db_name}.{tbl_name} changed each of the {READ_ATTEMPTS} "
+            "times they were read; try again"
+        )
+
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         try:
-            table = self._table(db_name, tbl_name)
+            table, rows = self._table_and_partitions(
+                db_name,
+                tbl_name,
+                lambda: self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name),
+            )
         except ttypes.NoSuchObjectException as e:
             raise ttypes.MetaException(message=e.message) from e  # the IDL declares only MetaException
         keys = [k["Name"] for k in table.get("PartitionKeys") or []]
-        try:
-            rows = self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name)
-        except GlueError as e:
-            raise ttypes.MetaException(message=e.message) from e
         columns = [rows.column(k).to_pylist() for k in keys]
         name = partition_namer(keys)
         # In Hive's order (ORDER BY PART_NAME), so that max_parts keeps the partitions Hive keeps.
@@ -134,20 +163,19 @@ class Handler:
         return names if max_parts is None or max_parts < 0 else names[:max_parts]
 
     def get_partitions(self, db_name: str, tbl_name: str, max_parts: int) -> list[Any]:
-        table = self._table(db_name, tbl_name)
         limit = None if max_parts is None or max_parts < 0 else max_parts
         if limit == 0:
+            self._table(db_name, tbl_name)
             return []
+        table, parts = self._table_and_partitions(
+            db_name,
+            tbl_name,
+            lambda: list(
+                every(self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name)
+            ),
+        )
         name = partition_namer([k["Name"] for k in table.get("PartitionKeys") or []])
-        try:
-            named = [
-                (name(p["Values"]), p)
-                for p in every(
-                    self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name
-                )
-            ]
-        except GlueError as e:
-            raise ttypes.MetaException(message=e.message) from e
+        named = [(name(p["Values"]), p) for p in parts]
         # Hive lists partitions by name too (ORDER BY PART_NAME) and max_parts keeps the first ones:
         # the store's order (by values) differs once a value has a character Hive escapes.
         named.sort(key=lambda pair: pair[0])

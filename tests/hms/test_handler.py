@@ -1,0 +1,83 @@
+"""The Hive calls answered from one state of the warehouse, whatever other processes commit meanwhile.
+
+A partition listing is read page by page (and its table before), each read at the latest state: another
+process's commit landing in between must not make the answer a mix of two states, which no client could
+tell from the truth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.hms.handler import Handler
+
+KEYS = [{"Name": "k", "Type": "string"}]
+
+
+@pytest.fixture
+def lake(tmp_path: Path) -> Catalog:
+    """db.t with 1,100 partitions (0001 to 1100): more than one page of GetPartitions."""
+    glue = Catalog(str(tmp_path / "wh"), fsync=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    glue.create_table(DatabaseName="db", TableInput={"Name": "t", "PartitionKeys": KEYS})
+    glue.commit_partitions(
+        DatabaseName="db", TableName="t", Add=[{"Values": [f"{i:04d}"]} for i in range(1, 1101)]
+    )
+    return glue
+
+
+def after_first_call(glue: Catalog, method: str, write: Callable[[], Any]) -> None:
+    """Let ``write`` (another process's commit) land right after the first ``method`` call of ``glue``
+    returns, between that call and the next read."""
+    real = getattr(glue, method)
+    calls = []
+
+    def call(**kwargs: Any) -> Any:
+        answer = real(**kwargs)
+        calls.append(kwargs)
+        if len(calls) == 1:
+            write()
+        return answer
+
+    setattr(glue, method, call)
+
+
+@pytest.mark.parametrize(
+    ("drop", "add"),
+    [
+        ("0001", "9999"),  # one commit swaps a partition of the first page for one of the second
+        ("1100", "0000"),  # and the other way round
+    ],
+)
+def test_a_listing_of_several_pages_is_of_one_state(lake: Catalog, drop: str, add: str) -> None:
+    other = Catalog(lake.warehouse, fsync=False)
+    after_first_call(
+        lake,
+        "get_partitions",
+        lambda: other.commit_partitions(
+            DatabaseName="db", TableName="t", Drop=[[drop]], Add=[{"Values": [add]}]
+        ),
+    )
+    got = {p.values[0] for p in Handler(lake).get_partitions("db", "t", -1)}
+    assert (drop in got, add in got) == (False, True), "both or neither of the two"
+    assert len(got) == 1100
+
+
+def test_partition_names_are_those_of_the_table_they_were_read_with(lake: Catalog) -> None:
+    """A table dropped and made again, with another key, between the table's read and its partitions'."""
+    other = Catalog(lake.warehouse, fsync=False)
+
+    def remake() -> None:
+        other.delete_table(DatabaseName="db", Name="t")
+        other.create_table(
+            DatabaseName="db", TableInput={"Name": "t", "PartitionKeys": [{"Name": "day", "Type": "string"}]}
+        )
+        other.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["mon"]})
+
+    after_first_call(lake, "get_table", remake)
+    assert Handler(lake).get_partition_names("db", "t", -1) == ["day=mon"]
