@@ -487,3 +487,28 @@ def test_rename_table_into_another_database_keeps_to_its_table_limit(tmp_path: P
         Table=read, NewDatabaseName="a", TableInput=table_input("u")
     )  # within a: one table still
     assert [t["Name"] for t in glue.get_tables(DatabaseName="a")["TableList"]] == ["u"]
+
+
+@pytest.mark.in_process
+def test_tables_unchanged_since_passes_over_partitions_and_other_databases(catalog: Catalog) -> None:
+    """What a listing of a database's tables read in pages checks (the Hive endpoint's): only a change of
+    the database or of one of its tables counts."""
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    catalog.create_database(DatabaseInput={"Name": "elsewhere"})
+    catalog.create_table(DatabaseName="db", TableInput=table_input("t"))
+    since = catalog.warehouse_version()
+    catalog.create_table(DatabaseName="elsewhere", TableInput=table_input("t"))
+    catalog.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    now = catalog.warehouse_version()
+    assert catalog.tables_unchanged_since("db", since) == now
+    catalog.update_database(Name="db", DatabaseInput={"Name": "db", "Description": "described"})
+    assert catalog.tables_unchanged_since("db", now) is None
+    for change in (
+        lambda: catalog.create_table(DatabaseName="db", TableInput=table_input("u")),
+        lambda: catalog.update_table(DatabaseName="db", TableInput=table_input("u")),
+        lambda: catalog.delete_table(DatabaseName="db", Name="u"),
+    ):
+        before = catalog.warehouse_version()
+        change()
+        assert catalog.tables_unchanged_since("db", before) is None
+    assert catalog.tables_unchanged_since("db", catalog.warehouse_version() + 1) is None  # not yet

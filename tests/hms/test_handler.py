@@ -81,3 +81,21 @@ def test_partition_names_are_those_of_the_table_they_were_read_with(lake: Catalo
 
     after_first_call(lake, "get_table", remake)
     assert Handler(lake).get_partition_names("db", "t", -1) == ["day=mon"]
+
+
+def test_a_table_listing_of_several_pages_is_of_one_state(tmp_path: Path) -> None:
+    """A rename (one commit) between two pages of 100 tables lists the table once, by its new name."""
+    glue = Catalog(str(tmp_path / "wh"), fsync=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    for i in range(1, 151):
+        glue.create_table(DatabaseName="db", TableInput={"Name": f"t{i:03d}"})
+    other = Catalog(glue.warehouse, fsync=False)
+    read = other.get_table(DatabaseName="db", Name="t150")["Table"]
+    after_first_call(
+        glue,
+        "get_tables",
+        lambda: other.rename_table(Table=read, NewDatabaseName="db", TableInput={"Name": "t000"}),
+    )
+    names = Handler(glue).get_all_tables("db")
+    assert ("t000" in names, "t150" in names) == (True, False)
+    assert len(names) == 150

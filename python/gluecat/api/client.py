@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 
 import pyarrow.fs as pafs
 
-from gluecat.api import validate
+from gluecat.api import shapes, validate
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
@@ -80,6 +80,15 @@ class Catalog(ServiceClient, PartitionOperations):
         Spark shim's partition identities) label it with this and re-derive when it has moved on.
         """
         return self.store.latest().version
+
+    def tables_unchanged_since(self, database: str, version: int) -> int | None:
+        """The latest warehouse version if, after ``version``, no commit made, changed or dropped the
+        database or one of its tables; None if one may have. A listing read in several calls (GetTables
+        pages) that started at ``version`` is then of one state."""
+        db = shapes.check_db_or_table_name(database, "DatabaseName")
+        if type(version) is not int:
+            raise InvalidInputException("version: must be an integer warehouse version")
+        return tables.tables_unchanged_since(self._ctx, db, version)
 
     # -- databases -----------------------------------------------------------------------------
     # Every parameter arrives checked against the service model (gluecat.api.operation); what is left

@@ -17,6 +17,7 @@ import re2
 from gluecat.catalog import iceberg, indexes, objects, paging, partitions, statistics, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
+    DATABASE,
     PARTITION_COLUMN_STATISTICS,
     PARTITION_INDEX,
     TABLE,
@@ -36,6 +37,7 @@ from gluecat.errors import (
     InvalidInputException,
     ResourceNotReadyException,
     ResourceNumberLimitExceededException,
+    StorageError,
 )
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
@@ -404,6 +406,25 @@ def _name_pattern(expression: str) -> Callable[[str], bool]:
             "back-references and look-around are not supported (matching must take linear time)"
         ) from e
     return lambda name: compiled.fullmatch(name) is not None
+
+
+def tables_unchanged_since(ctx: Context, database: str, version: int) -> int | None:
+    """The latest warehouse version, if no commit after ``version`` made, changed or dropped the database
+    or any table of it; else None (also when that is not known: too many commits to read, or history
+    expired)."""
+    latest = ctx.store.latest().version
+    if version < 0 or version > latest or latest - version > partitions.MAX_LOG_SCAN:
+        return None
+    for entry in ctx.store.log_entries(version, latest):
+        if entry.expired is not None:
+            return None
+        try:
+            records = ctx.store.entry_records(entry)
+        except StorageError:
+            return None
+        if any(kind in (TABLE, DATABASE) and key[0] == database for kind, key in records):
+            return None
+    return latest
 
 
 def get_tables(

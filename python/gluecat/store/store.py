@@ -188,6 +188,21 @@ class Store:
         its stub (``expired`` set, no actions)."""
         return (self._read_entry(version) for version in range(after + 1, upto + 1))
 
+    def entry_records(self, entry: log.Entry) -> list[tuple[str, Key]]:
+        """The kind and key of each record a published entry puts or deletes (StorageError if the
+        record file it names is gone: an expiry removed it)."""
+        out: list[tuple[str, Key]] = []
+        for action in entry.actions:
+            if isinstance(action, log.InlineRecords):
+                out.extend((kind, key) for kind, key, _ in action.records)
+            elif isinstance(action, log.AddRecords):
+                try:
+                    data = self._read_data(action.path)
+                except FileNotFoundError as e:
+                    raise StorageError(f"{self.fs.uri(action.path)}: the record file is missing") from e
+                out.extend((kind, key) for kind, key, _ in files.read_records(data, self.fs.uri(action.path)))
+        return out
+
     def read_segment(self, path: str, cache: bool = True) -> pa.Table:
         """A partition segment file's rows (segments are immutable, so they are cached by name).
 
