@@ -96,6 +96,6 @@ def test_a_table_listing_of_several_pages_is_of_one_state(tmp_path: Path) -> Non
         "get_tables",
         lambda: other.rename_table(Table=read, NewDatabaseName="db", TableInput={"Name": "t000"}),
     )
-    names = Handler(glue).get_all_tables("db")
+    names = Handler(glue).get_all_tables("DB")  # (Hive names are read without regard to case)
     assert ("t000" in names, "t150" in names) == (True, False)
     assert len(names) == 150

@@ -5,6 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from gluecat.errors import OperationTimeoutException
+
+READ_ATTEMPTS = 5
+"""How many times a listing is read while commits changing it keep landing during the read."""
+TABLE_PAGE = 100  # GetTables' largest page
+
 
 def every(call: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> Iterator[dict[str, Any]]:
     """The items under ``key`` of every page of ``call(**kwargs)``, in order."""
@@ -14,3 +20,22 @@ def every(call: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> Itera
         if not page.get("NextToken"):
             return
         kwargs["NextToken"] = page["NextToken"]
+
+
+def every_table(catalog: Any, database: str) -> list[dict[str, Any]]:
+    """Every table of a database, as of one state of the warehouse (a ``gluecat.Catalog``'s GetTables).
+
+    Each page is read at the latest state, so a commit landing between two pages would make the listing
+    a mix of two states (a table renamed meanwhile under neither name, or both): a listing of more than
+    one page is read again while a commit changed the database or its tables meanwhile, and after
+    READ_ATTEMPTS such reads it is OperationTimeoutException rather than a mixed answer."""
+    for _ in range(READ_ATTEMPTS):
+        since = catalog.warehouse_version()
+        found = list(every(catalog.get_tables, "TableList", DatabaseName=database, MaxResults=TABLE_PAGE))
+        # One page is one call, of one state.
+        if len(found) <= TABLE_PAGE or catalog.tables_unchanged_since(database, since) is not None:
+            return found
+    raise OperationTimeoutException(
+        f"the tables of database {database} changed each of the {READ_ATTEMPTS} times they were read; "
+        "try again"
+    )

@@ -5,18 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from gluecat.api.pages import every
+from gluecat.api.pages import READ_ATTEMPTS, every, every_table
 from gluecat.api.partition_names import partition_namer
 from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.hms import mapping, patterns
 from gluecat.hms.gen.hive_metastore import ttypes
 
 T = TypeVar("T")
-
-READ_ATTEMPTS = 5
-"""How many times a listing (a table's partitions, a database's tables) is read while commits changing it
-keep landing during the read."""
-TABLE_PAGE = 100  # GetTables' largest page
 
 # Hive 2.3's org.apache.hadoop.hive.metastore.TableType, the types get_tables_by_type takes (case counts).
 HIVE_TABLE_TYPES = frozenset(
@@ -59,25 +54,8 @@ class Handler:
         return [d["Name"] for d in every(self.catalog.get_databases, "DatabaseList")]
 
     def _tables(self, db_name: str) -> list[dict[str, Any]]:
-        """The database's tables, as of one state of the warehouse: read again while a commit changed
-        them between the pages (a rename landing between two pages lists the table under neither name,
-        or both)."""
         try:
-            for _ in range(READ_ATTEMPTS):
-                since = self.catalog.warehouse_version()
-                found = list(
-                    every(self.catalog.get_tables, "TableList", DatabaseName=db_name, MaxResults=TABLE_PAGE)
-                )
-                # One page is one call, of one state.
-                if (
-                    len(found) <= TABLE_PAGE
-                    or self.catalog.tables_unchanged_since(db_name, since) is not None
-                ):
-                    return found
-            raise ttypes.MetaException(
-                message=f"the tables of database {db_name} changed each of the {READ_ATTEMPTS} times "
-                "they were read; try again"
-            )
+            return every_table(self.catalog, db_name)
         except EntityNotFoundException:
             return []  # Hive lists no tables of a database it does not have
         except InvalidInputException as e:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gluecat import Catalog
-from gluecat.api.pages import every
+from gluecat.api.pages import every_table
 from gluecat.api.table_kinds import is_external
 from gluecat.errors import EntityNotFoundException
 
@@ -131,7 +131,7 @@ def kinds(catalog: Catalog, database: str) -> list[list[str]]:
     """Each table and view of a database with its kind (MANAGED, EXTERNAL or VIEW), as Spark's TableSummary
     names them."""
     out = []
-    for t in every(catalog.get_tables, "TableList", DatabaseName=database):
+    for t in every_table(catalog, database):
         kind = "VIEW" if is_view(t) else "EXTERNAL" if is_external(t) else "MANAGED"
         out.append([t["Name"], kind])
     return out
