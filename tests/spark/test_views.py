@@ -174,3 +174,28 @@ def test_rename_view_does_not_lose_an_update_made_meanwhile(
     monkeypatch.undo()
     assert rows(spark, f"SELECT * FROM glue.{ns}.v") == [(2,)]
     assert [t["Name"] for t in glue.get_tables(DatabaseName=ns)["TableList"]] == ["v"]
+
+
+def test_show_tables_of_several_pages_lists_a_table_renamed_meanwhile_once(tmp_path: Path) -> None:
+    """SHOW TABLES of a database of more than one GetTables page (100) is of one state: a rename (one
+    commit) landing between two pages lists the table under its new name, not under neither."""
+    from gluecat.spark.views import kinds
+
+    glue = Catalog(str(tmp_path / "wh"), fsync=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    for i in range(1, 151):
+        glue.create_table(DatabaseName="db", TableInput={"Name": f"t{i:03d}"})
+    other = Catalog(glue.warehouse, fsync=False)
+    read = other.get_table(DatabaseName="db", Name="t150")["Table"]
+    pages, renamed = glue.get_tables, []
+
+    def get_tables(**kwargs: Any) -> Any:
+        page = pages(**kwargs)
+        if not renamed:  # another process's rename, after the first page
+            renamed.append(other.rename_table(Table=read, NewDatabaseName="db", TableInput={"Name": "t000"}))
+        return page
+
+    glue.get_tables = get_tables  # type: ignore[method-assign]
+    names = [name for name, _ in kinds(glue, "db")]
+    assert ("t000" in names, "t150" in names) == (True, False)
+    assert len(names) == 150
