@@ -21,8 +21,9 @@ def _serve(conn: Connection, warehouse: str, settings: dict[str, Any]) -> None:
     from gluecat import Catalog, LakeFormation
     from gluecat.catalog.compact import compact_table
     from gluecat.catalog.rows import latest, merging
+    from gluecat.store import store
 
-    for module, values in (("merging", merging), ("latest", latest)):
+    for module, values in (("merging", merging), ("latest", latest), ("store", store)):
         for name, value in settings.get(module, {}).items():
             setattr(values, name, value)
     glue = Catalog(warehouse, fsync=False, background_merges=False)

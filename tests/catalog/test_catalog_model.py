@@ -42,7 +42,7 @@ from hypothesis.stateful import (
 from gluecat import Catalog
 from gluecat.catalog.rows import latest, merging
 from gluecat.cli import main as cli
-from gluecat.store import fsck, maintenance
+from gluecat.store import fsck, maintenance, store
 
 ACCOUNT = "000000000000"
 ARN = f"arn:aws:glue:us-east-1:{ACCOUNT}"
@@ -1473,6 +1473,8 @@ def small_merges(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     monkeypatch.setattr(merging, "MIN_MERGE_ROWS", 1)
     monkeypatch.setattr(latest, "MAX_DELTA_ROWS", 3)
     monkeypatch.setattr(latest, "MAX_DELTA_SEGMENTS", 2)
+    # Time travel to a moment just past need not wait for commits in flight: none is, here.
+    monkeypatch.setattr(store, "COMMIT_SETTLE", timedelta(0))
     yield
 
 

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from gluecat.catalog.rows import latest, merging
+from gluecat.store import store
 from tests.catalog import test_catalog_model as model
 from tests.catalog.catalog_worker import Remote
 
@@ -69,6 +70,7 @@ def _child_settings() -> dict[str, Any]:
         "merging": {"MERGE_WIDTH": merging.MERGE_WIDTH, "MIN_MERGE_ROWS": merging.MIN_MERGE_ROWS},
         "latest": {"MAX_DELTA_ROWS": latest.MAX_DELTA_ROWS, "MAX_DELTA_SEGMENTS": latest.MAX_DELTA_SEGMENTS},
         "checkpoint_interval": 7,
+        "store": {"COMMIT_SETTLE": store.COMMIT_SETTLE},
     }
 
 

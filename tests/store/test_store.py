@@ -409,3 +409,32 @@ def test_a_format_3_warehouse_takes_format_4_commits_and_then_holds_them_to_it(w
         StorageError, match=r"00000000000000000003\.json: damaged: the entry carries no checksum"
     ):
         Store(warehouse)
+
+
+def test_a_time_travel_read_sees_a_commit_stamped_before_its_time_but_published_after(
+    warehouse: str,
+) -> None:
+    """A commit carries the time it was stamped with, and becomes visible only when its log entry is
+    published, a little later (its entry is written and synced first). A read as of a time between the
+    two, made before the publication, must not answer the state before that commit: the same read made
+    after would answer otherwise."""
+    import threading
+
+    writer, reader = Store(warehouse), Store(warehouse)  # two processes' views of the warehouse
+    writer.commit("Put", put("thing", ("x",), 1))
+    stamped = threading.Event()
+    publish = writer._publish
+
+    def slow_publish(version: int, data: bytes, commit_id: str) -> bool:
+        stamped.set()  # the entry carries its time by now
+        time.sleep(0.03)  # a slow disk's sync
+        return publish(version, data, commit_id)
+
+    writer._publish = slow_publish  # type: ignore[method-assign]
+    commit = threading.Thread(target=writer.commit, args=("Put", put("thing", ("x",), 2)))
+    commit.start()
+    assert stamped.wait(10)
+    when = datetime.now(UTC)
+    first = reader.as_of(when).get("thing", ("x",))
+    commit.join()
+    assert reader.as_of(when).get("thing", ("x",)) == first == 2

@@ -22,7 +22,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
 import pyarrow as pa
@@ -45,6 +45,12 @@ SEGMENT_CACHE_ROWS = 2_000_000
 INLINE_SEGMENT_BYTES = 128 * 1024
 """A commit's segment up to this size (compressed) travels inside its log entry instead of a file of its
 own: one file to create and sync per small commit instead of two. Merges move such rows into files."""
+COMMIT_SETTLE = timedelta(milliseconds=100)
+"""How long after the time a commit is stamped with its log entry is published, at the most in practice
+(writing and syncing the entry comes between: a millisecond or a few on a local disk). A read as of a
+time less than this ago waits until this has passed, so that it answers what the same read made later
+answers; a commit published later than this after its stamp (a stalled disk or process) can still
+change such an answer."""
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
@@ -164,7 +170,16 @@ class Store:
             when = when.replace(tzinfo=UTC)
         latest = self.latest()
         if when >= latest.timestamp:
-            return latest
+            # A commit is stamped before its entry is published (written and synced first), so one
+            # stamped at or before ``when`` may still become visible: wait until any such commit has.
+            # (A time still to come gets the latest state, which a read made later need not repeat.)
+            settled = when + COMMIT_SETTLE
+            now = datetime.now(UTC)
+            if now < settled and when <= now:
+                time.sleep((settled - now).total_seconds())
+                latest = self.latest()
+            if when >= latest.timestamp:
+                return latest
         lo, hi = self._oldest_version(), latest.version
         if self._entry_time(lo) > when:
             if lo > 0:  # the log's beginning expired (before format 4 expiry deleted entries)
