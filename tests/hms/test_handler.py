@@ -99,3 +99,24 @@ def test_a_table_listing_of_several_pages_is_of_one_state(tmp_path: Path) -> Non
     names = Handler(glue).get_all_tables("DB")  # (Hive names are read without regard to case)
     assert ("t000" in names, "t150" in names) == (True, False)
     assert len(names) == 150
+
+
+def test_a_database_listing_of_several_pages_is_of_one_state(tmp_path: Path) -> None:
+    """A database dropped, then another made, between two pages of 100 databases: the listing is not both
+    (the first was gone before the second was made)."""
+    glue = Catalog(str(tmp_path / "wh"), fsync=False)
+    for i in range(1, 151):
+        glue.create_database(DatabaseInput={"Name": f"d{i:03d}"})
+    other = Catalog(glue.warehouse, fsync=False)
+
+    def drop_then_make() -> None:
+        other.delete_database(Name="d001")
+        other.create_database(DatabaseInput={"Name": "zzz"})
+
+    after_first_call(glue, "get_databases", drop_then_make)
+    names = Handler(glue).get_all_databases()
+    assert ("d001" in names, "zzz" in names) == (False, True)
+    assert len(names) == 150
+    since = glue.warehouse_version()
+    glue.create_table(DatabaseName="d002", TableInput={"Name": "t"})  # a table is no database
+    assert glue.databases_unchanged_since(since) == glue.warehouse_version()

@@ -90,6 +90,14 @@ class Catalog(ServiceClient, PartitionOperations):
             raise InvalidInputException("version: must be an integer warehouse version")
         return tables.tables_unchanged_since(self._ctx, db, version)
 
+    def databases_unchanged_since(self, version: int) -> int | None:
+        """The latest warehouse version if, after ``version``, no commit made, changed or dropped a
+        database; None if one may have. A listing read in several calls (GetDatabases pages) that
+        started at ``version`` is then of one state."""
+        if type(version) is not int:
+            raise InvalidInputException("version: must be an integer warehouse version")
+        return databases.databases_unchanged_since(self._ctx, version)
+
     # -- databases -----------------------------------------------------------------------------
     # Every parameter arrives checked against the service model (gluecat.api.operation); what is left
     # here are the rules between parameters and the catalog's own.

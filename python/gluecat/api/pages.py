@@ -22,6 +22,21 @@ def every(call: Callable[..., dict[str, Any]], key: str, **kwargs: Any) -> Itera
         kwargs["NextToken"] = page["NextToken"]
 
 
+DATABASE_PAGE = 100  # GetDatabases' largest page
+
+
+def every_database(catalog: Any) -> list[dict[str, Any]]:
+    """Every database, as of one state of the warehouse (a ``gluecat.Catalog``'s GetDatabases), as
+    every_table reads a database's tables."""
+    return _of_one_state(
+        lambda: list(every(catalog.get_databases, "DatabaseList", MaxResults=DATABASE_PAGE)),
+        DATABASE_PAGE,
+        catalog,
+        catalog.databases_unchanged_since,
+        "the databases",
+    )
+
+
 def every_table(catalog: Any, database: str) -> list[dict[str, Any]]:
     """Every table of a database, as of one state of the warehouse (a ``gluecat.Catalog``'s GetTables).
 
@@ -29,13 +44,28 @@ def every_table(catalog: Any, database: str) -> list[dict[str, Any]]:
     a mix of two states (a table renamed meanwhile under neither name, or both): a listing of more than
     one page is read again while a commit changed the database or its tables meanwhile, and after
     READ_ATTEMPTS such reads it is OperationTimeoutException rather than a mixed answer."""
+    return _of_one_state(
+        lambda: list(every(catalog.get_tables, "TableList", DatabaseName=database, MaxResults=TABLE_PAGE)),
+        TABLE_PAGE,
+        catalog,
+        lambda since: catalog.tables_unchanged_since(database, since),
+        f"the tables of database {database}",
+    )
+
+
+def _of_one_state(
+    read: Callable[[], list[dict[str, Any]]],
+    page: int,
+    catalog: Any,
+    unchanged_since: Callable[[int], int | None],
+    what: str,
+) -> list[dict[str, Any]]:
     for _ in range(READ_ATTEMPTS):
         since = catalog.warehouse_version()
-        found = list(every(catalog.get_tables, "TableList", DatabaseName=database, MaxResults=TABLE_PAGE))
+        found = read()
         # One page is one call, of one state.
-        if len(found) <= TABLE_PAGE or catalog.tables_unchanged_since(database, since) is not None:
+        if len(found) <= page or unchanged_since(since) is not None:
             return found
     raise OperationTimeoutException(
-        f"the tables of database {database} changed each of the {READ_ATTEMPTS} times they were read; "
-        "try again"
+        f"{what} changed each of the {READ_ATTEMPTS} times they were read; try again"
     )

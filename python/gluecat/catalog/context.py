@@ -4,12 +4,13 @@ resource limits."""
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gluecat.catalog.rows import RowEngine
-from gluecat.errors import EntityNotFoundException, InvalidInputException
-from gluecat.store.snapshot import Snapshot
+from gluecat.errors import EntityNotFoundException, InvalidInputException, StorageError
+from gluecat.store.snapshot import Key, Snapshot
 from gluecat.store.store import HistoryExpired, Store
 
 if TYPE_CHECKING:
@@ -87,6 +88,27 @@ class Context:
             raise EntityNotFoundException(
                 f"Catalog {catalog_id} not found (this catalog is {self.catalog_id})"
             )
+
+
+def records_unchanged_since(ctx: Context, version: int, counts: Callable[[str, Key], bool]) -> int | None:
+    """The latest warehouse version, if no commit after ``version`` put or deleted a record that
+    ``counts(kind, key)``; else None (also when that is not known: too many commits to read, or
+    history expired). What a listing read in several calls checks, to know it is of one state."""
+    from gluecat.catalog.partitions import MAX_LOG_SCAN
+
+    latest = ctx.store.latest().version
+    if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
+        return None
+    for entry in ctx.store.log_entries(version, latest):
+        if entry.expired is not None:
+            return None
+        try:
+            records = ctx.store.entry_records(entry)
+        except StorageError:
+            return None
+        if any(counts(kind, key) for kind, key in records):
+            return None
+    return latest
 
 
 def copy_doc(doc: Any) -> Any:

@@ -11,6 +11,7 @@ from gluecat.catalog.context import (
     TABLE,
     Context,
     copy_doc,
+    records_unchanged_since,
     require_database,
 )
 from gluecat.catalog.tables import drop_table_changes
@@ -61,6 +62,12 @@ def get_databases(ctx: Context, next_token: str | None, max_results: int | None)
     if len(names) > limit:
         out["NextToken"] = paging.make_token(ctx.store.secret, query, page[-1])
     return out
+
+
+def databases_unchanged_since(ctx: Context, version: int) -> int | None:
+    """The latest warehouse version, if no commit after ``version`` made, changed or dropped a database;
+    else None (context.records_unchanged_since)."""
+    return records_unchanged_since(ctx, version, lambda kind, _: kind == DATABASE)
 
 
 def update_database(ctx: Context, name: str, database_input: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from gluecat.catalog.context import (
     Context,
     copy_doc,
     partition_key_count,
+    records_unchanged_since,
     require_database,
     require_table,
 )
@@ -37,7 +38,6 @@ from gluecat.errors import (
     InvalidInputException,
     ResourceNotReadyException,
     ResourceNumberLimitExceededException,
-    StorageError,
 )
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
@@ -410,21 +410,10 @@ def _name_pattern(expression: str) -> Callable[[str], bool]:
 
 def tables_unchanged_since(ctx: Context, database: str, version: int) -> int | None:
     """The latest warehouse version, if no commit after ``version`` made, changed or dropped the database
-    or any table of it; else None (also when that is not known: too many commits to read, or history
-    expired)."""
-    latest = ctx.store.latest().version
-    if version < 0 or version > latest or latest - version > partitions.MAX_LOG_SCAN:
-        return None
-    for entry in ctx.store.log_entries(version, latest):
-        if entry.expired is not None:
-            return None
-        try:
-            records = ctx.store.entry_records(entry)
-        except StorageError:
-            return None
-        if any(kind in (TABLE, DATABASE) and key[0] == database for kind, key in records):
-            return None
-    return latest
+    or any table of it; else None (context.records_unchanged_since)."""
+    return records_unchanged_since(
+        ctx, version, lambda kind, key: kind in (TABLE, DATABASE) and key[0] == database
+    )
 
 
 def get_tables(

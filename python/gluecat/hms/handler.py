@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from gluecat.api.pages import READ_ATTEMPTS, every, every_table
+from gluecat.api.pages import READ_ATTEMPTS, every, every_database, every_table
 from gluecat.api.partition_names import partition_namer
 from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.hms import mapping, patterns
@@ -51,7 +51,10 @@ class Handler:
     # -- helpers -------------------------------------------------------------------------------
 
     def _database_names(self) -> list[str]:
-        return [d["Name"] for d in every(self.catalog.get_databases, "DatabaseList")]
+        try:
+            return [d["Name"] for d in every_database(self.catalog)]
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
 
     def _tables(self, db_name: str) -> list[dict[str, Any]]:
         try:

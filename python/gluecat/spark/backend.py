@@ -15,7 +15,7 @@ import pyarrow.compute as pc
 
 from gluecat import Catalog
 from gluecat.api import shapes
-from gluecat.api.pages import every
+from gluecat.api.pages import every, every_database
 from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.api.table_kinds import is_external
 from gluecat.catalog import table_changes as tc
@@ -212,7 +212,7 @@ class Backend:
     # -- namespaces ----------------------------------------------------------------------------------
 
     def op_list_databases(self, args: dict[str, Any]) -> list[str]:
-        return [db["Name"] for db in every(self.catalog.get_databases, "DatabaseList")]
+        return [db["Name"] for db in every_database(self.catalog)]
 
     def op_get_database(self, args: dict[str, Any]) -> dict[str, str]:
         db = self.catalog.get_database(Name=args["name"])["Database"]
