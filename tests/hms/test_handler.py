@@ -120,3 +120,55 @@ def test_a_database_listing_of_several_pages_is_of_one_state(tmp_path: Path) -> 
     since = glue.warehouse_version()
     glue.create_table(DatabaseName="d002", TableInput={"Name": "t"})  # a table is no database
     assert glue.databases_unchanged_since(since) == glue.warehouse_version()
+
+
+def test_a_table_written_to_all_the_time_is_listed_as_of_one_moment(lake: Catalog) -> None:
+    """Each plain read has a commit land in its middle, so the listing is read as of one moment instead:
+    of one state, rather than a failure the client could only retry."""
+    other = Catalog(lake.warehouse, fsync=False)
+    real = lake.get_partitions
+    swaps = iter(range(1_000_000))
+
+    def get_partitions(**kwargs: Any) -> Any:
+        page = real(**kwargs)
+        if "NextToken" not in kwargs and kwargs.get("QueryAsOfTime") is None:
+            n = next(swaps)
+            other.commit_partitions(
+                DatabaseName="db",
+                TableName="t",
+                Drop=[[f"x{n - 1}"]] if n else [],
+                Add=[{"Values": [f"x{n}"]}],
+            )
+        return page
+
+    lake.get_partitions = get_partitions  # type: ignore[method-assign]
+    got = [p.values[0] for p in Handler(lake).get_partitions("db", "t", -1)]
+    assert next(swaps) > 1, "the plain reads kept meeting commits"
+    assert len(got) == len(set(got)) == 1101
+    assert sum(v.startswith("x") for v in got) == 1
+
+
+def test_a_database_renamed_in_all_the_time_is_listed_as_of_one_moment(tmp_path: Path) -> None:
+    """Each plain read of 150 tables has a rename land between its pages: the listing is read as of one
+    moment, so each table is listed once, by one name."""
+    glue = Catalog(str(tmp_path / "wh"), fsync=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    for i in range(1, 151):
+        glue.create_table(DatabaseName="db", TableInput={"Name": f"t{i:03d}"})
+    other = Catalog(glue.warehouse, fsync=False)
+    real = glue.get_tables
+    renames = iter(range(1_000_000))
+
+    def get_tables(**kwargs: Any) -> Any:
+        page = real(**kwargs)
+        if "NextToken" not in kwargs and kwargs.get("QueryAsOfTime") is None:
+            n = next(renames)
+            old = "t150" if n == 0 else f"a{n - 1:03d}"
+            read = other.get_table(DatabaseName="db", Name=old)["Table"]
+            other.rename_table(Table=read, NewDatabaseName="db", TableInput={"Name": f"a{n:03d}"})
+        return page
+
+    glue.get_tables = get_tables  # type: ignore[method-assign]
+    names = Handler(glue).get_all_tables("db")
+    assert next(renames) > 1, "the plain reads kept meeting renames"
+    assert len(names) == len(set(names)) == 150

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 from gluecat.errors import OperationTimeoutException
@@ -43,13 +44,27 @@ def every_table(catalog: Any, database: str) -> list[dict[str, Any]]:
     Each page is read at the latest state, so a commit landing between two pages would make the listing
     a mix of two states (a table renamed meanwhile under neither name, or both): a listing of more than
     one page is read again while a commit changed the database or its tables meanwhile, and after
-    READ_ATTEMPTS such reads it is OperationTimeoutException rather than a mixed answer."""
+    READ_ATTEMPTS such reads it is read as of one moment (time travel: slower, of one state however busy
+    the database)."""
+
+    def read(as_of: datetime | None = None) -> list[dict[str, Any]]:
+        return list(
+            every(
+                catalog.get_tables,
+                "TableList",
+                DatabaseName=database,
+                MaxResults=TABLE_PAGE,
+                QueryAsOfTime=as_of,
+            )
+        )
+
     return _of_one_state(
-        lambda: list(every(catalog.get_tables, "TableList", DatabaseName=database, MaxResults=TABLE_PAGE)),
+        read,
         TABLE_PAGE,
         catalog,
         lambda since: catalog.tables_unchanged_since(database, since),
         f"the tables of database {database}",
+        lambda: read(datetime.now(UTC)),
     )
 
 
@@ -59,6 +74,7 @@ def _of_one_state(
     catalog: Any,
     unchanged_since: Callable[[int], int | None],
     what: str,
+    as_of_now: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> list[dict[str, Any]]:
     for _ in range(READ_ATTEMPTS):
         since = catalog.warehouse_version()
@@ -66,6 +82,8 @@ def _of_one_state(
         # One page is one call, of one state.
         if len(found) <= page or unchanged_since(since) is not None:
             return found
+    if as_of_now is not None:
+        return as_of_now()
     raise OperationTimeoutException(
         f"{what} changed each of the {READ_ATTEMPTS} times they were read; try again"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from gluecat.api.pages import READ_ATTEMPTS, every, every_database, every_table
@@ -109,9 +110,10 @@ class Handler:
             if matches(t.tableName) and t.tableType == tableType
         ]
 
-    def _table(self, db_name: str, tbl_name: str) -> dict[str, Any]:
+    def _table(self, db_name: str, tbl_name: str, as_of: datetime | None = None) -> dict[str, Any]:
         try:
-            return dict(self.catalog.get_table(DatabaseName=db_name, Name=tbl_name)["Table"])
+            found = self.catalog.get_table(DatabaseName=db_name, Name=tbl_name, QueryAsOfTime=as_of)
+            return dict(found["Table"])
         except EntityNotFoundException as e:
             raise ttypes.NoSuchObjectException(message=e.message) from e
         except InvalidInputException as e:
@@ -123,35 +125,40 @@ class Handler:
         return mapping.table(self._table(dbname, tbl_name))
 
     def _table_and_partitions(
-        self, db_name: str, tbl_name: str, read: Callable[[], T]
+        self, db_name: str, tbl_name: str, read: Callable[[datetime | None], T]
     ) -> tuple[dict[str, Any], T]:
-        """The table and ``read()`` of its partitions, both of one state of the warehouse.
+        """The table and ``read(as_of)`` of its partitions, both of one state of the warehouse.
 
         They are separate calls (and a listing is read page by page), each at the latest state: a commit
         landing in between would make the answer a mix of two states, e.g. with both or neither of two
         partitions one commit swapped, or named by the keys of a table dropped since. So the whole is
-        read again while a commit changed the table or its partitions meanwhile."""
+        read again while a commit changed the table or its partitions meanwhile; a table written to all
+        the time is then read as of one moment (time travel: slower, but of one state however busy)."""
         for _ in range(READ_ATTEMPTS):
             since = self.catalog.warehouse_version()
             table = self._table(db_name, tbl_name)
-            try:
-                found = read()
-            except GlueError as e:
-                raise ttypes.MetaException(message=e.message) from e
+            found = self._partitions_read(read, None)
             unchanged = self.catalog.partitions_unchanged_since(db_name, tbl_name, since) is not None
             if unchanged and self._table(db_name, tbl_name) == table:
                 return table, found
-        raise ttypes.MetaException(
-            message=f"the partitions of table {db_name}.{tbl_name} changed each of the {READ_ATTEMPTS} "
-            "times they were read; try again"
-        )
+        when = datetime.now(UTC)
+        return self._table(db_name, tbl_name, when), self._partitions_read(read, when)
+
+    @staticmethod
+    def _partitions_read(read: Callable[[datetime | None], T], as_of: datetime | None) -> T:
+        try:
+            return read(as_of)
+        except GlueError as e:
+            raise ttypes.MetaException(message=e.message) from e
 
     def get_partition_names(self, db_name: str, tbl_name: str, max_parts: int) -> list[str]:
         try:
             table, rows = self._table_and_partitions(
                 db_name,
                 tbl_name,
-                lambda: self.catalog.get_partitions_arrow(DatabaseName=db_name, TableName=tbl_name),
+                lambda as_of: self.catalog.get_partitions_arrow(
+                    DatabaseName=db_name, TableName=tbl_name, QueryAsOfTime=as_of
+                ),
             )
         except ttypes.NoSuchObjectException as e:
             raise ttypes.MetaException(message=e.message) from e  # the IDL declares only MetaException
@@ -170,8 +177,14 @@ class Handler:
         table, parts = self._table_and_partitions(
             db_name,
             tbl_name,
-            lambda: list(
-                every(self.catalog.get_partitions, "Partitions", DatabaseName=db_name, TableName=tbl_name)
+            lambda as_of: list(
+                every(
+                    self.catalog.get_partitions,
+                    "Partitions",
+                    DatabaseName=db_name,
+                    TableName=tbl_name,
+                    QueryAsOfTime=as_of,
+                )
             ),
         )
         name = partition_namer([k["Name"] for k in table.get("PartitionKeys") or []])
