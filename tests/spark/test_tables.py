@@ -84,6 +84,39 @@ def test_ctas_and_replace_table(spark: Any, ns: str) -> None:
     assert [f.name for f in spark.table(f"glue.{ns}.ctas").schema.fields] == ["y"]
 
 
+def test_a_replace_table_whose_query_fails_keeps_the_old_table_and_its_rows(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    # Spark drops the old table before the query runs unless the catalog stages the replacement: a
+    # failed query used to leave no table, and a managed table's files deleted.
+    spark.sql(f"CREATE TABLE glue.{ns}.t USING parquet PARTITIONED BY (p) AS SELECT 1 AS x, 'a' AS p")
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(f"REPLACE TABLE glue.{ns}.t USING parquet AS SELECT raise_error('boom') AS y")
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(f"CREATE OR REPLACE TABLE glue.{ns}.t USING parquet AS SELECT raise_error('boom') AS y")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(1, "a")]
+    assert [f.name for f in spark.table(f"glue.{ns}.t").schema.fields] == ["x", "p"]
+    staged = [p for p in (warehouse / f"{ns}.db" / "t").iterdir() if p.name.startswith(".gluecat-staging")]
+    assert staged == []
+
+
+def test_a_replace_table_reads_the_old_rows_it_replaces(spark: Any, warehouse: Path, ns: str) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t USING parquet PARTITIONED BY (p) AS SELECT 1 AS x, 'a' AS p")
+    spark.sql(f"REPLACE TABLE glue.{ns}.t USING parquet AS SELECT x + 1 AS x, p FROM glue.{ns}.t")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(2, "a")]
+    assert Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="t")["Partitions"] == []
+    assert not (warehouse / f"{ns}.db" / "t" / "p=a").exists()  # the old table's files went
+
+
+def test_a_failed_ctas_leaves_no_table_and_no_folder(spark: Any, warehouse: Path, ns: str) -> None:
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(f"CREATE TABLE glue.{ns}.t USING parquet AS SELECT raise_error('boom') AS y")
+    assert spark.sql(f"SHOW TABLES IN glue.{ns}").collect() == []
+    assert not (warehouse / f"{ns}.db" / "t").exists()
+    spark.sql(f"CREATE TABLE glue.{ns}.t USING parquet AS SELECT 1 AS y")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(1,)]
+
+
 def test_show_tables_like_show_create_and_describe(spark: Any, ns: str) -> None:
     spark.sql(
         f"CREATE TABLE glue.{ns}.orders (id INT, dt STRING) USING parquet PARTITIONED BY (dt) COMMENT 'o'"

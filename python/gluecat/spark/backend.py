@@ -7,11 +7,13 @@ Calls are coarse (a whole table, a whole partition list, one commit) because eac
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import datetime, timedelta
 from typing import Any
 
 import pyarrow.compute as pc
+import pyarrow.fs as pafs
 
 from gluecat import Catalog
 from gluecat.api import shapes
@@ -21,6 +23,7 @@ from gluecat.api.table_kinds import is_external
 from gluecat.catalog import table_changes as tc
 from gluecat.errors import (
     AlreadyExistsException,
+    ConcurrentModificationException,
     EntityNotFoundException,
     GlueError,
     InternalServiceException,
@@ -314,6 +317,22 @@ class Backend:
                 table, as_of = self._table(args), _as_of(args)
                 if as_of is not None:
                     self._same_governed_table(args, table, f"TIMESTAMP AS OF {as_of.isoformat()}")
+        stats = (
+            statistics.for_spark(self.catalog, table)
+            if args.get("version") is None and as_of is None
+            else None
+        )
+        return self._spark_table(table, as_of, transaction, stats, unchanged_at)
+
+    def _spark_table(
+        self,
+        table: dict[str, Any],
+        as_of: datetime | None = None,
+        transaction: str | None = None,
+        stats: dict[str, Any] | None = None,
+        unchanged_at: int | None = None,
+    ) -> dict[str, Any]:
+        """A Glue table as the shim's TableInfo reads it."""
         sd = table.get("StorageDescriptor") or {}
 
         def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
@@ -354,11 +373,6 @@ class Backend:
             # for Spark's own managed tables (run again, it would make an external table over this folder).
             props["is_managed_location"] = "true"
         order = props.pop(COLUMN_ORDER, None)
-        stats = (
-            statistics.for_spark(self.catalog, table)
-            if args.get("version") is None and as_of is None
-            else None
-        )
         # Read after the table: every read of it that Spark plans from this load comes later.
         live = governed and as_of is None and transaction is None
         return {
@@ -442,6 +456,15 @@ class Backend:
     def op_create_table(self, args: dict[str, Any]) -> None:
         """CREATE TABLE: the format (USING, or Hive's STORED AS / ROW FORMAT) as Glue and Hive record it,
         its options as SerDe parameters; managed without LOCATION, external with it."""
+        table = self._new_table(args)
+        if not is_external(table):
+            self.catalog.get_database(Name=args["database"])  # a missing database is named as such first
+            location = table["StorageDescriptor"]["Location"]
+            self.files.check_new_managed_folder(args["database"], args["name"], location)
+        self.catalog.create_table(DatabaseName=args["database"], TableInput=table)
+
+    def _new_table(self, args: dict[str, Any]) -> dict[str, Any]:
+        """The TableInput of a CREATE TABLE (or of the table a CTAS or REPLACE TABLE makes), checked."""
         props = dict(args.get("properties", {}))
         storage = formats.table_storage(props)
         sd = storage.descriptor
@@ -491,10 +514,83 @@ class Backend:
         if props.get("owner"):
             table["Owner"] = props["owner"]
         formats.spark_source(table)  # no table Spark could not read (TBLPROPERTIES ('table_type'='ICEBERG'))
-        if not external:
-            self.catalog.get_database(Name=args["database"])  # a missing database is named as such first
-            self.files.check_new_managed_folder(args["database"], args["name"], location)
-        self.catalog.create_table(DatabaseName=args["database"], TableInput=table)
+        return table
+
+    def _existing(self, database: str, name: str) -> dict[str, Any] | None:
+        try:
+            found: dict[str, Any] = self.catalog.get_table(DatabaseName=database, Name=name)["Table"]
+        except EntityNotFoundException:
+            return None
+        return found
+
+    def _staged_checks(self, args: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        """The table a CTAS or REPLACE TABLE (``stage``: create, replace or create_or_replace) makes, and
+        the one it replaces; refused as Spark's statements refuse them."""
+        database, name = args["database"], args["name"]
+        new = self._new_table(args)
+        self.catalog.get_database(Name=database)
+        old = self._existing(database, name)
+        if old is not None and (args["stage"] == "create" or views.is_view(old)):
+            raise AlreadyExistsException(f"Table {database}.{name} already exists")
+        if old is None and args["stage"] == "replace":
+            raise EntityNotFoundException(f"Table {database}.{name} not found")
+        return new, old
+
+    def op_stage_table(self, args: dict[str, Any]) -> dict[str, Any]:
+        """CTAS and REPLACE TABLE [AS SELECT]: the table they make, as get_table answers, and a staging
+        folder for its rows; nothing changes until commit_staged. A governed table (made or replaced) is
+        made at once instead (``immediate``): its rows are objects, which its write's transaction commits."""
+        new, old = self._staged_checks(args)
+        if is_governed(new) or (old is not None and is_governed(old)):
+            return {"immediate": True}
+        table = {**new, "DatabaseName": args["database"]}
+        return {
+            **self._spark_table(table),
+            "staging": self.files.begin_write(table),
+            "replaces": old["CreateTime"].isoformat() if old is not None else None,
+        }
+
+    def op_commit_staged(self, args: dict[str, Any]) -> None:
+        """A CTAS's or REPLACE TABLE's rows are written (in the staging folder): the old table (if any) and
+        its managed data go, the new table is made, and the rows move in. Until now a failed statement
+        changed nothing; a failure from here on leaves no table, as Spark's own CTAS leaves none."""
+        database, name, staging = args["database"], args["name"], args["staging"]
+        new, old = self._staged_checks(args)
+        if is_governed(new) or (old is not None and is_governed(old)):
+            raise InvalidInputException(f"Table {database}.{name}: a governed table is not staged")
+        if old is not None and old["CreateTime"].isoformat() != args.get("replaces"):
+            raise ConcurrentModificationException(
+                f"Table {database}.{name} was made again by another client while the statement ran; "
+                "nothing was changed"
+            )
+        removal = self.files.plan_drop_table(old) if old is not None else None
+        location = new["StorageDescriptor"]["Location"]
+        if not is_external(new):  # checked before the old table goes, so a refusal changes nothing
+            gone = removal.trees if removal is not None else []
+            self.files.check_new_managed_folder(database, name, location, gone)
+        if old is not None and removal is not None:
+            self.catalog.delete_table_as_read(Table=old)
+            self.files.remove(removal, keep=staging)
+        self.catalog.create_table(DatabaseName=database, TableInput=new)
+        try:
+            table = self._table({"database": database, "name": name})
+            self.files.commit_write(table, staging, args["mode"], args["written"], [])
+        except BaseException:
+            with contextlib.suppress(Exception):
+                self.op_drop_table({"database": database, "name": name})
+            raise
+
+    def op_abort_staged(self, args: dict[str, Any]) -> None:
+        """A failed CTAS or REPLACE TABLE: its staging folder goes, and so does the folder made for a new
+        table if nothing else is in it; the old table, if any, is as it was."""
+        self.files.abort_write(args["staging"])
+        folder = args["staging"].rstrip("/").rsplit("/", 1)[0]
+        if self._existing(args["database"], args["name"]) is None:
+            fs, path = filesystem(folder)
+            if fs.get_file_info(path).type == pafs.FileType.Directory and not fs.get_file_info(
+                pafs.FileSelector(path)
+            ):
+                fs.delete_dir(path)
 
     def op_create_table_like(self, args: dict[str, Any]) -> None:
         """CREATE TABLE ... LIKE a gluecat table: its columns, partition keys and storage (formats, SerDe and

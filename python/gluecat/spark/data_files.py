@@ -99,6 +99,45 @@ def has_files(location: str) -> bool:
     return any(info.type == pafs.FileType.File for info in infos)
 
 
+def _in_staging(path: str) -> bool:
+    return any(part.startswith(STAGING_PREFIX) for part in path.split("/"))
+
+
+def row_files(location: str, removed: Iterable[str] = ()) -> list[str]:
+    """The files at any depth of a folder that could read as rows: not those in write jobs' staging
+    folders (hidden from readers; a killed job leaves its own behind), nor those inside ``removed``."""
+    fs, path = filesystem(location)
+    gone = [folder_key(f) for f in removed]
+    out = []
+    for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True)):
+        if info.type != pafs.FileType.File or _in_staging(info.path[len(path.rstrip("/")) :]):
+            continue
+        spelled = f"{location.rstrip('/')}{info.path[len(path.rstrip('/')) :]}"
+        if not any(_inside(folder_key(spelled), g) for g in gone):
+            out.append(info.path)
+    return out
+
+
+def delete_tree_except(location: str, keep: str) -> None:
+    """Delete a folder and everything in it but the folder ``keep`` (and the folders holding it)."""
+    fs, path = filesystem(location)
+    keep_key = folder_key(keep)
+    if not _inside(keep_key, folder_key(location)):
+        delete_tree(location)
+        return
+    for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True)):
+        child = f"{location.rstrip('/')}/{info.path.rstrip('/').rsplit('/', 1)[-1]}"
+        key = folder_key(child)
+        if key == keep_key:
+            continue
+        if _inside(keep_key, key):
+            delete_tree_except(child, keep)
+        elif info.type == pafs.FileType.Directory:
+            fs.delete_dir(info.path)
+        else:
+            fs.delete_file(info.path)
+
+
 def _delete_files(location: str) -> None:
     fs, _ = filesystem(location)
     for path in data_files(location):
@@ -251,9 +290,12 @@ class DataFiles:
 
     # -- creating ------------------------------------------------------------------------------
 
-    def check_new_managed_folder(self, database: str, name: str, location: str) -> None:
-        """A managed table starts empty: files already in its folder would read as its rows."""
-        if has_files(location):
+    def check_new_managed_folder(
+        self, database: str, name: str, location: str, removed: Iterable[str] = ()
+    ) -> None:
+        """A managed table starts empty: files already in its folder would read as its rows (those of
+        write jobs' staging folders never do; ``removed``: folders deleted before the table is made)."""
+        if row_files(location, removed):
             raise SparkRefusal(
                 "LOCATION_ALREADY_EXISTS",
                 {"identifier": quoted(database, name), "location": f"'{location}'"},
@@ -310,10 +352,14 @@ class DataFiles:
         else:
             removal.kept.append((folder, f"{user} uses it"))
 
-    def remove(self, removal: Removal) -> None:
-        """Deletes what a plan said; called after the catalog commit, so no reader sees half a table."""
+    def remove(self, removal: Removal, keep: str | None = None) -> None:
+        """Deletes what a plan said; called after the catalog commit, so no reader sees half a table.
+        ``keep``: a folder inside them that stays (a REPLACE TABLE's staged rows)."""
         for folder in removal.trees:
-            delete_tree(folder)
+            if keep is None:
+                delete_tree(folder)
+            else:
+                delete_tree_except(folder, keep)
         if removal.within is not None:
             stop = folder_key(removal.within)
             for folder in removal.trees:

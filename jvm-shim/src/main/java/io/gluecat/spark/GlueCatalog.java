@@ -17,6 +17,8 @@ import org.apache.spark.sql.connector.catalog.Column;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.NamespaceChange;
 import org.apache.spark.sql.connector.catalog.ProcedureCatalog;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.StagingTableCatalog;
 import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
@@ -42,7 +44,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * in (default 900; a running job keeps its transaction alive).
  * Glue's errors become Spark's own exceptions here; any other gluecat error keeps its Glue code and message.
  */
-public class GlueCatalog implements RelationCatalog, SupportsNamespaces, ProcedureCatalog {
+public class GlueCatalog implements RelationCatalog, SupportsNamespaces, ProcedureCatalog, StagingTableCatalog {
     private String name;
     private Backend backend;
     private CaseInsensitiveStringMap options;
@@ -400,6 +402,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
     @Override
     public Table createTable(Identifier ident, StructType schema, Transform[] partitions,
             Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+        return created(ident, "create_table", tableArgs(ident, schema, partitions, properties));
+    }
+
+    /** The create_table arguments of a table: its columns, Spark's column order, partition keys and properties. */
+    private ObjectNode tableArgs(Identifier ident, StructType schema, Transform[] partitions,
+            Map<String, String> properties) throws NoSuchNamespaceException {
         List<String> partitionNames = new ArrayList<>();
         for (Transform t : partitions) {
             if (!(t instanceof IdentityTransform) || t.references().length != 1
@@ -431,7 +439,68 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
             keys.add(column(f));
         }
         args.set("properties", Backend.JSON.valueToTree(properties));
-        return created(ident, "create_table", args);
+        return args;
+    }
+
+    // -- CTAS and REPLACE TABLE: staged, so that the old table stays until the new rows are written ------------
+
+    @Override
+    public StagedTable stageCreate(Identifier ident, Column[] columns, Transform[] partitions,
+            Map<String, String> properties) throws TableAlreadyExistsException, NoSuchNamespaceException {
+        return staged(ident, columns, partitions, properties, "create");
+    }
+
+    @Override
+    public StagedTable stageReplace(Identifier ident, Column[] columns, Transform[] partitions,
+            Map<String, String> properties) throws NoSuchNamespaceException, NoSuchTableException {
+        return staged(ident, columns, partitions, properties, "replace");
+    }
+
+    @Override
+    public StagedTable stageCreateOrReplace(Identifier ident, Column[] columns, Transform[] partitions,
+            Map<String, String> properties) throws NoSuchNamespaceException {
+        return staged(ident, columns, partitions, properties, "create_or_replace");
+    }
+
+    private StagedTable staged(Identifier ident, Column[] columns, Transform[] partitions,
+            Map<String, String> properties, String stage) throws NoSuchNamespaceException {
+        ObjectNode args = tableArgs(ident, schemaOf(columns), partitions, properties).put("stage", stage);
+        JsonNode answer;
+        try {
+            answer = backend.call("stage_table", args);
+        } catch (Backend.GlueError e) {
+            if (e.is("AlreadyExistsException")) {
+                throw Backend.<RuntimeException>unchecked(new TableAlreadyExistsException(ident.toString()));
+            }
+            if (e.is("EntityNotFoundException")) {
+                if (stage.equals("replace") && namespaceExists(ident.namespace())) {
+                    throw Backend.<RuntimeException>unchecked(new NoSuchTableException(ident));
+                }
+                throw new NoSuchNamespaceException(ident.namespace());
+            }
+            throw e.toSpark("identifier", quoted(ident));
+        }
+        if (answer.path("immediate").asBoolean(false)) {
+            try {
+                if (!stage.equals("create")) {
+                    dropTable(ident);
+                }
+                return new StagedGlueTable.Immediate(this, createTable(ident, columns, partitions, properties));
+            } catch (TableAlreadyExistsException e) {
+                throw Backend.<RuntimeException>unchecked(e);
+            }
+        }
+        return new StagedGlueTable(this, backend, new TableInfo(ident, answer), args, answer);
+    }
+
+    private static StructType schemaOf(Column[] columns) {
+        StructType schema = new StructType();
+        for (Column c : columns) {
+            StructField f = new StructField(c.name(), c.dataType(), c.nullable(),
+                org.apache.spark.sql.types.Metadata.empty());
+            schema = schema.add(c.comment() == null ? f : f.withComment(c.comment()));
+        }
+        return schema;
     }
 
     /** Makes a table through the backend's {@code method} and loads it, its errors as Spark's. */
@@ -461,13 +530,7 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         if (columns.length == 0 && partitions.length == 0 && properties.get("location") != null) {
             return createInferred(ident, properties);
         }
-        StructType schema = new StructType();
-        for (Column c : columns) {
-            StructField f = new StructField(c.name(), c.dataType(), c.nullable(),
-                org.apache.spark.sql.types.Metadata.empty());
-            schema = schema.add(c.comment() == null ? f : f.withComment(c.comment()));
-        }
-        return createTable(ident, schema, partitions, properties);
+        return createTable(ident, schemaOf(columns), partitions, properties);
     }
 
     /**

@@ -1,0 +1,186 @@
+package io.gluecat.spark;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.gluecat.spark.internal.GlueWrite;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.connector.catalog.StagedTable;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.sources.Filter;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * The table a CTAS or REPLACE TABLE [AS SELECT] makes, before it is made: its rows are written to a staging
+ * folder, and only {@link #commitStagedChanges} (after the write succeeded) replaces the old table and moves
+ * them in. Without it, Spark drops the old table (deleting a managed table's data) before the query runs, so
+ * a query that failed lost the table.
+ */
+final class StagedGlueTable implements StagedTable, SupportsWrite {
+    private final GlueCatalog catalog;
+    private final Backend backend;
+    private final TableInfo info;
+    /** The create_table arguments and the stage (create, replace, create_or_replace). */
+    private final ObjectNode definition;
+    private final String staging;
+    private final JsonNode replaces;
+    private String mode = GlueWrite.Mode.APPEND.name();
+    private ArrayNode written;
+
+    StagedGlueTable(GlueCatalog catalog, Backend backend, TableInfo info, ObjectNode definition, JsonNode answer) {
+        this.catalog = catalog;
+        this.backend = backend;
+        this.info = info;
+        this.definition = definition;
+        this.staging = answer.get("staging").asText();
+        this.replaces = answer.get("replaces");
+    }
+
+    @Override
+    public String name() {
+        return catalog.name() + "." + info.ident;
+    }
+
+    @Override
+    public StructType schema() {
+        return info.schema();
+    }
+
+    @Override
+    public Transform[] partitioning() {
+        List<Transform> out = new ArrayList<>();
+        for (String name : info.partitionNames()) {
+            out.add(Expressions.identity(name));
+        }
+        return out.toArray(new Transform[0]);
+    }
+
+    @Override
+    public Map<String, String> properties() {
+        return info.properties;
+    }
+
+    @Override
+    public Set<TableCapability> capabilities() {
+        return EnumSet.of(TableCapability.BATCH_WRITE, TableCapability.OVERWRITE_BY_FILTER,
+            TableCapability.OVERWRITE_DYNAMIC, TableCapability.TRUNCATE);
+    }
+
+    @Override
+    public WriteBuilder newWriteBuilder(LogicalWriteInfo write) {
+        if (info.unreadable != null) {
+            throw new UnsupportedOperationException("gluecat: " + info.unreadable);
+        }
+        Map<String, String> merged = new HashMap<>(info.readOptions);
+        merged.putAll(write.options());
+        return GlueWrite.builder(SparkSession.active(), write, info.format, info.location, info.partitionNames(),
+            merged, new Target());
+    }
+
+    /** The write's files stay in the staging folder; what it wrote is kept for the commit. */
+    private final class Target implements GlueWrite.Target {
+        @Override
+        public String begin() {
+            return staging;
+        }
+
+        @Override
+        public void commit(String folder, GlueWrite.Mode how, Filter[] filters, List<String> fragments,
+                List<List<String>> values) {
+            ArrayNode w = Backend.JSON.createArrayNode();
+            for (int i = 0; i < fragments.size(); i++) {
+                ObjectNode one = w.addObject().put("fragment", fragments.get(i));
+                one.set("values", Partitions.json(values.get(i)));
+            }
+            mode = how.name();
+            written = w;
+        }
+
+        @Override
+        public void abort(String folder) {
+            abortStagedChanges();
+        }
+    }
+
+    @Override
+    public void commitStagedChanges() {
+        ObjectNode a = definition.deepCopy().put("staging", staging).put("mode", mode);
+        a.set("written", written != null ? written : Backend.JSON.createArrayNode());
+        a.set("replaces", replaces);
+        try {
+            backend.call("commit_staged", a);
+        } catch (Backend.GlueError e) {
+            throw e.toSpark("identifier", catalog.quoted(info.ident));
+        }
+    }
+
+    @Override
+    public void abortStagedChanges() {
+        backend.call("abort_staged", Backend.table(info.ident.namespace()[0], info.ident.name())
+            .put("staging", staging));
+    }
+
+    /**
+     * A governed table's CTAS or REPLACE TABLE: made at once, as Spark makes a table for a catalog that stages
+     * nothing (its rows are objects, which the write's own transaction commits), and dropped if the write fails.
+     */
+    static final class Immediate implements StagedTable, SupportsWrite {
+        private final GlueCatalog catalog;
+        private final Table table;
+
+        Immediate(GlueCatalog catalog, Table table) {
+            this.catalog = catalog;
+            this.table = table;
+        }
+
+        @Override
+        public String name() {
+            return table.name();
+        }
+
+        @Override
+        public StructType schema() {
+            return table.schema();
+        }
+
+        @Override
+        public Transform[] partitioning() {
+            return table.partitioning();
+        }
+
+        @Override
+        public Map<String, String> properties() {
+            return table.properties();
+        }
+
+        @Override
+        public Set<TableCapability> capabilities() {
+            return table.capabilities();
+        }
+
+        @Override
+        public WriteBuilder newWriteBuilder(LogicalWriteInfo write) {
+            return ((SupportsWrite) table).newWriteBuilder(write);
+        }
+
+        @Override
+        public void commitStagedChanges() {}
+
+        @Override
+        public void abortStagedChanges() {
+            catalog.dropTable(((GlueTable) table).info().ident);
+        }
+    }
+}
