@@ -3,13 +3,15 @@ touch. Tables are made through the Python API, files on disk by hand."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from gluecat import Catalog
-from gluecat.errors import InvalidInputException
+from gluecat.errors import EntityNotFoundException, InvalidInputException
 from gluecat.spark.data_files import DataFiles, folder_key, is_external
 from gluecat.spark.refusals import SparkRefusal
 
@@ -297,3 +299,103 @@ def test_truncate_or_overwrite_never_deletes_the_catalogs_own_files(cat: Catalog
         files.commit_write(t, staging, "OVERWRITE_DYNAMIC", [{"fragment": "p=x0", "values": ["x0"]}], [])
     assert all(p.exists() for p in before)
     assert len(cat.get_partitions(DatabaseName="db", TableName="t")["Partitions"]) == len(folders)
+
+
+def test_an_overwrite_whose_catalog_commit_fails_puts_every_file_back(cat: Catalog, warehouse: str) -> None:
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db/t")
+    t = make(cat, "t", str(home), keys=["p"])
+    for value in "ab":
+        add_partition(cat, "t", value, str(home / f"p={value}"))
+        put(home / f"p={value}", f"old-{value}")
+    staging = staged(files, t, {"p=a": "new-a", "p=b": "new-b", "p=c": "new-c"})
+    commit = cat.commit_partitions
+
+    def dropped_meanwhile(**kwargs: Any) -> Any:
+        Catalog(warehouse).delete_table(DatabaseName="db", Name="t")  # another client, while files moved
+        return commit(**kwargs)
+
+    cat.commit_partitions = dropped_meanwhile  # type: ignore[method-assign]
+    written = [{"fragment": f"p={v}", "values": [v]} for v in "abc"]
+    with pytest.raises(EntityNotFoundException):
+        files.commit_write(t, staging, "OVERWRITE_DYNAMIC", written, [])
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file()) == [
+        "p=a/old-a",
+        "p=b/old-b",
+    ]
+
+
+# A write's commit in a process killed (os._exit) just before its move number KILL_AT, or at its catalog
+# commit when it gets that far; the table and the job's staged files were made by the test.
+_KILLED_COMMIT = """
+import os, sys
+import gluecat.spark.data_files as data_files
+from gluecat import Catalog
+
+warehouse, staging, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])
+moves = 0
+real_filesystem = data_files.filesystem
+
+
+class Dying:
+    def __init__(self, fs):
+        self._fs = fs
+
+    def __getattr__(self, name):
+        return getattr(self._fs, name)
+
+    def move(self, src, dst):
+        global moves
+        if moves == kill_at:
+            os._exit(9)
+        moves += 1
+        self._fs.move(src, dst)
+
+
+def filesystem(location):
+    fs, path = real_filesystem(location)
+    return Dying(fs), path
+
+
+data_files.filesystem = filesystem
+cat = Catalog(warehouse)
+cat.commit_partitions = lambda **kwargs: os._exit(9)
+table = cat.get_table(DatabaseName="db", Name="t")["Table"]
+written = [{"fragment": f"p={v}", "values": [v]} for v in "abc"]
+data_files.DataFiles(cat).commit_write(table, staging, "OVERWRITE_DYNAMIC", written, [])
+"""
+
+
+def test_an_overwrite_killed_in_its_commit_never_leaves_a_partition_with_old_and_new_rows(
+    tmp_path: Path,
+) -> None:
+    old = {"a": {"old-1", "old-2"}, "b": {"old-3", "old-4"}}
+    new = {"a": {"new-1", "new-2"}, "b": {"new-3"}, "c": {"new-4"}}
+    moves = sum(map(len, old.values())) + sum(map(len, new.values()))
+    for kill_at in range(moves + 1):
+        warehouse = str(tmp_path / f"warehouse{kill_at}")
+        cat = Catalog(warehouse)
+        cat.create_database(DatabaseInput={"Name": "db"})
+        home = Path(f"{warehouse}/db.db/t")
+        t = make(cat, "t", str(home), keys=["p"])
+        for value, names in old.items():
+            add_partition(cat, "t", value, str(home / f"p={value}"))
+            for name in names:
+                put(home / f"p={value}", name)
+        staging = DataFiles(cat).begin_write(t)
+        for value, names in new.items():
+            for name in names:
+                put(Path(staging) / f"p={value}", name)
+        child = subprocess.run(
+            [sys.executable, "-c", _KILLED_COMMIT, warehouse, staging, str(kill_at)], capture_output=True
+        )
+        assert child.returncode == 9, child.stderr.decode()
+        for value in "abc":
+            there = {p.name for p in (home / f"p={value}").glob("*")}
+            # all old rows, none (between the two renames of a partition's replacement), or all new ones
+            assert there in (old.get(value, set()), set(), new[value]), (kill_at, value, there)
+        aside = {p.name for p in Path(staging).glob(".replaced/*/old-*")}
+        in_place = {p.name for p in home.glob("p=*/old-*")}
+        assert aside | in_place == set().union(*old.values()), (
+            kill_at
+        )  # no replaced file lost before the commit

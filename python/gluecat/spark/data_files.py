@@ -19,9 +19,10 @@ is ever deleted):
   never come back as rows of a new table. Renaming a managed table at its default folder moves the folder
   to the new name's default folder, taking the partitions inside it along (unless another table uses the
   folder: then it stays, and a new table of the old name is refused its folder).
-- A write's files go to a staging folder private to the job; its commit moves them into place, deletes the
-  files an overwrite replaces, and registers new partitions in one catalog commit. A failed job leaves
-  nothing.
+- A write's files go to a staging folder private to the job; its commit sets aside the files an overwrite
+  replaces, moves the new ones into place, registers new partitions in one catalog commit, and only then
+  deletes the replaced files. A failed job leaves nothing; a killed one never leaves a partition folder
+  with old and new rows together.
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ from gluecat import Catalog, locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
 from gluecat.api.table_kinds import is_external
-from gluecat.errors import EntityNotFoundException, InvalidInputException
+from gluecat.errors import EntityNotFoundException, InternalServiceException, InvalidInputException
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
+_REPLACED = ".replaced"  # in a staging folder: the files an overwrite replaces, until its commit
 _STORE_FOLDER = "_gluecat"
 
 
@@ -498,40 +500,51 @@ class DataFiles:
         written: list[dict[str, Any]],
         overwrite: list[list[str]],
     ) -> None:
-        """Moves a finished job's files into place, deletes the files an overwrite replaces, and registers
-        new partitions (and drops the ones an overwrite emptied) in one catalog commit.
+        """Moves a finished job's files into place, sets aside the files an overwrite replaces, and registers
+        new partitions (and drops the ones an overwrite emptied) in one catalog commit; the replaced files
+        are deleted only after it.
 
         ``written``: each partition the job wrote, as its folder under the staging folder (``fragment``)
         and its values. ``mode``: APPEND, OVERWRITE_BY_FILTER (``overwrite``: the values of the partitions
         Spark's filters match, as the shim evaluated them), OVERWRITE_DYNAMIC or TRUNCATE.
+
+        Partition by partition, the replaced files go into the staging folder's hidden ``.replaced``
+        before the new ones come in, so a driver killed meanwhile never leaves a partition reading old
+        and new rows together (as Spark's own dynamic overwrite replaces one folder at a time), and the
+        replaced files are still there to be moved back. A failure before the catalog commit puts every
+        file back where it was.
         """
+        keep_staging = False
         try:
             plan = self._plan_write(table, mode, [w["values"] for w in written], overwrite)
             self._check_new_partition_folders(table, plan.add)
             if plan.overwritten:
                 claims = self.claims(table=table, leaving=plan.overwritten_values)
                 self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
-            old = [f for folder in plan.overwritten for f in data_files(folder)]
-            fs, _ = filesystem(staging)
-            for w, target in zip(written, plan.targets, strict=True):
-                source = f"{staging}/{w['fragment']}" if w["fragment"] else staging
-                _, to = filesystem(target)
-                fs.create_dir(to, recursive=True)
-                for path in data_files(source):
-                    fs.move(path, f"{to.rstrip('/')}/{posixpath.basename(path)}")
-            for path in old:
-                fs.delete_file(path)
-            if plan.add or plan.drop:
-                self.catalog.commit_partitions(
-                    DatabaseName=table["DatabaseName"],
-                    TableName=table["Name"],
-                    Add=plan.add,
-                    Drop=plan.drop,
-                    IfNotExists=True,
-                    IfExists=True,
-                )
+            moves = _Moves(staging, {folder: data_files(folder) for folder in plan.overwritten})
+            try:
+                for w, target in zip(written, plan.targets, strict=True):
+                    moves.set_aside(target)
+                    moves.place(f"{staging}/{w['fragment']}" if w["fragment"] else staging, target)
+                for folder in list(moves.replaced):
+                    moves.set_aside(folder)
+                if plan.add or plan.drop:
+                    self.catalog.commit_partitions(
+                        DatabaseName=table["DatabaseName"],
+                        TableName=table["Name"],
+                        Add=plan.add,
+                        Drop=plan.drop,
+                        IfNotExists=True,
+                        IfExists=True,
+                    )
+            except InternalServiceException:
+                raise  # the commit's outcome may be unknown: the files stay as the commit would have them
+            except BaseException as e:
+                keep_staging = not moves.undo(e)
+                raise
         finally:
-            delete_tree(staging)
+            if not keep_staging:
+                delete_tree(staging)
 
     def _check_new_partition_folders(self, table: dict[str, Any], add: list[dict[str, Any]]) -> None:
         """Refuses to register a new partition of a managed table at a folder of it that already holds data
@@ -586,6 +599,76 @@ class DataFiles:
             plan.overwritten_values = matched + [list(v) for v in existing]
             plan.drop = [v for v in matched if tuple(v) not in written_keys]
         return plan
+
+
+class _Moves:
+    """A write's file moves, undone in reverse if the write fails before its catalog commit.
+
+    Where a folder holds no folder (a partition's, usually), it moves as one: its old files go aside by one
+    rename, and the job's folder of new files takes its place by another (as Spark's own dynamic overwrite
+    deletes a partition's folder and renames the new one in), so a process killed meanwhile leaves each such
+    partition with all its old rows, none, or all its new ones. Elsewhere (a table's own folder, which holds
+    the staging folder) the files move one by one: old ones all aside first, then the new ones in."""
+
+    def __init__(self, staging: str, replaced: dict[str, list[str]]) -> None:
+        self.fs, staging_path = filesystem(staging)
+        self.aside_folder = f"{staging_path.rstrip('/')}/{_REPLACED}"
+        self.replaced = replaced
+        """The files each overwritten folder holds that are not set aside yet."""
+        self.done: list[tuple[str, str]] = []
+        """Every move made, (from, to), in order."""
+        self._asides = 0
+
+    def _move(self, source: str, to: str) -> None:
+        self.fs.move(source, to)
+        self.done.append((source, to))
+
+    def _flat(self, path: str) -> bool:
+        infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+        return all(info.type == pafs.FileType.File for info in infos)
+
+    def set_aside(self, folder: str) -> None:
+        """An overwritten folder's files go to the staging folder (hidden from readers) until the commit."""
+        files = self.replaced.pop(folder, [])
+        if not files:
+            return
+        _, path = filesystem(folder)
+        to = f"{self.aside_folder}/{self._asides}"
+        self._asides += 1
+        if self._flat(path):
+            self.fs.create_dir(self.aside_folder, recursive=True)
+            self._move(path.rstrip("/"), to)
+            return
+        self.fs.create_dir(to, recursive=True)
+        for file in files:
+            self._move(file, f"{to}/{posixpath.basename(file)}")
+
+    def place(self, source: str, target: str) -> None:
+        """The job's files of one partition (``source``, in the staging folder) into its folder."""
+        _, to = filesystem(target)
+        _, source_path = filesystem(source)
+        to = to.rstrip("/")
+        if self.fs.get_file_info(to).type == pafs.FileType.NotFound and self._flat(source_path):
+            self.fs.create_dir(posixpath.dirname(to), recursive=True)
+            self._move(source_path.rstrip("/"), to)
+            return
+        self.fs.create_dir(to, recursive=True)
+        for path in data_files(source):
+            self._move(path, f"{to}/{posixpath.basename(path)}")
+
+    def undo(self, failure: BaseException) -> bool:
+        """Puts every file back; False (after adding a note to ``failure`` saying where the replaced
+        files are) when that failed too, so the staging folder holding them must stay."""
+        try:
+            for source, to in reversed(self.done):
+                self.fs.move(to, source)
+        except Exception as e:
+            failure.add_note(
+                f"gluecat: putting the replaced files back failed too ({e}); those not back in their "
+                f"folders are in {self.aside_folder}"
+            )
+            return False
+        return True
 
 
 @dataclass
