@@ -188,6 +188,15 @@ def test_a_managed_table_starts_in_an_empty_folder(cat: Catalog, warehouse: str)
     assert refused.value.error_class == "LOCATION_ALREADY_EXISTS"
 
 
+def test_a_killed_jobs_staging_folder_does_not_keep_a_new_table_out_of_its_folder(
+    cat: Catalog, warehouse: str
+) -> None:
+    # A CTAS whose driver died while its query ran leaves only its staging folder, which no read sees.
+    files = DataFiles(cat)
+    put(Path(f"{warehouse}/db.db/t/.gluecat-staging-1234/p=1"))
+    files.check_new_managed_folder("db", "t", f"{warehouse}/db.db/t")
+
+
 def staged(files: DataFiles, t: dict[str, Any], fragments: dict[str, str]) -> str:
     staging = files.begin_write(t)
     for fragment, name in fragments.items():

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +112,43 @@ def test_a_replace_table_reads_the_old_rows_it_replaces(spark: Any, warehouse: P
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(2, "a")]
     assert Catalog(str(warehouse)).get_partitions(DatabaseName=ns, TableName="t")["Partitions"] == []
     assert not (warehouse / f"{ns}.db" / "t" / "p=a").exists()  # the old table's files went
+
+
+# A driver killed (os._exit, and its JVM with it) once its REPLACE TABLE's rows are written, just before
+# their catalog commit: the furthest a kill can come before the statement takes effect.
+_KILLED_REPLACE = textwrap.dedent(
+    """
+    import os, sys
+    from gluecat.spark import session
+    from gluecat.spark.backend import Backend
+    warehouse, ns = sys.argv[1:]
+    spark = session(warehouse)
+    Backend.op_commit_staged = Backend.op_commit_write = lambda self, args: os._exit(9)
+    spark.sql(f"REPLACE TABLE glue.{ns}.t USING parquet AS SELECT 'new' AS y")
+    """
+)
+
+
+def test_a_driver_killed_in_a_replace_table_leaves_the_old_table_whole(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    spark.sql(f"CREATE TABLE glue.{ns}.t USING parquet PARTITIONED BY (p) AS SELECT 1 AS x, 'a' AS p")
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_REPLACE, str(warehouse), ns],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        out, _ = child.communicate(timeout=240)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGKILL)  # the JVM, if it outlived its driver
+    assert child.returncode == 9, out.decode()[-3000:]
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(1, "a")]
+    # What the killed statement wrote stays hidden in its staging folder, and the statement runs again.
+    spark.sql(f"REPLACE TABLE glue.{ns}.t USING parquet AS SELECT 'new' AS y")
+    assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [("new",)]
 
 
 def test_a_failed_ctas_leaves_no_table_and_no_folder(spark: Any, warehouse: Path, ns: str) -> None:
