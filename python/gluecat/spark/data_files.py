@@ -45,6 +45,7 @@ from gluecat.errors import EntityNotFoundException, InternalServiceException, In
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
+_FOLDER_RENAMES = ("local", "hdfs")  # file systems that rename a folder in one step
 _REPLACED = ".replaced"  # in a staging folder: the files an overwrite replaces, until its commit
 _STORE_FOLDER = "_gluecat"
 
@@ -624,6 +625,10 @@ class _Moves:
         self.done.append((source, to))
 
     def _flat(self, path: str) -> bool:
+        """Whether ``path`` can move as one: a folder holding no folder, where renaming one is one step
+        (object stores copy every file, and pyarrow moves no folder there)."""
+        if self.fs.type_name not in _FOLDER_RENAMES:
+            return False
         infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         return all(info.type == pafs.FileType.File for info in infos)
 
