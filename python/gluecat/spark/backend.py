@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -32,7 +33,7 @@ from gluecat.errors import (
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
-from gluecat.spark.data_files import DataFiles, data_files, filesystem, table_location
+from gluecat.spark.data_files import DataFiles, Hidden, Removal, data_files, filesystem, table_location
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.partition_values import as_spark_reads
 from gluecat.spark.refusals import SparkRefusal, quoted
@@ -264,8 +265,8 @@ class Backend:
             )
         folder = self.files.database_folder(name)
         removal = self.files.plan_drop_database(name)
-        self.catalog.delete_database(Name=name)
-        self.files.remove(removal)
+        hidden = self._dropping(removal, lambda: self.catalog.delete_database(Name=name))
+        self.files.remove(removal, hidden=hidden)
         self.files.remove_empty_database_folder(name, folder)
         return True
 
@@ -709,6 +710,20 @@ class Backend:
             return False
         return bool(now["CreateTime"] == table["CreateTime"])
 
+    def _dropping(self, removal: Removal, commit: Callable[[], object]) -> list[Hidden]:
+        """A drop's catalog commit, its folders hidden first (data_files.hide) so that a process killed
+        between the commit and their deletion leaves no files where a later MSCK REPAIR, a write or a new
+        table would take them for rows; they come back if the commit fails."""
+        hidden = self.files.hide(removal)
+        try:
+            commit()
+        except BaseException:
+            # Also when the commit's outcome is unknown: files back in a dropped folder are what a drop
+            # before this left, where files hidden under a drop that did not happen would be lost rows.
+            self.files.unhide(hidden)
+            raise
+        return hidden
+
     def op_drop_table(self, args: dict[str, Any]) -> None:
         """DROP TABLE [PURGE]: a managed table's data goes with it, an external table's stays (PURGE too,
         as in Spark); data_files says which folders."""
@@ -716,8 +731,10 @@ class Backend:
         removal = self.files.plan_drop_table(table)
         # The removal is planned from the table as read: not another table made under its name since, nor
         # one whose folder an update changed (then not the folder to delete).
-        self.catalog.delete_table_as_read(Table=table)
-        self.files.remove(removal)  # only after the table is gone, so no reader sees half its data
+        hidden = self._dropping(removal, lambda: self.catalog.delete_table_as_read(Table=table))
+        self.files.remove(
+            removal, hidden=hidden
+        )  # only after the table is gone: no reader sees half its data
 
     # -- views ---------------------------------------------------------------------------------------
 
@@ -883,10 +900,17 @@ class Backend:
         table = self._table(args)
         _not_governed(table, "ALTER TABLE DROP PARTITION")
         removal = self.files.plan_drop_partitions(table, args["partitions"])
-        got = self.catalog.commit_partitions(
-            DatabaseName=args["database"], TableName=args["name"], Drop=args["partitions"]
-        )
-        self.files.remove(removal)
+        got: dict[str, Any] = {}
+
+        def commit() -> None:
+            got.update(
+                self.catalog.commit_partitions(
+                    DatabaseName=args["database"], TableName=args["name"], Drop=args["partitions"]
+                )
+            )
+
+        hidden = self._dropping(removal, commit)
+        self.files.remove(removal, hidden=hidden)
         return {"version": got["CommitVersion"]}
 
     def op_get_partition(self, args: dict[str, Any]) -> dict[str, str]:

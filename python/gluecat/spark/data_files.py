@@ -9,6 +9,8 @@ is ever deleted):
   elsewhere with SET LOCATION.
 - DROP TABLE [PURGE], ALTER TABLE DROP PARTITION [PURGE] and DROP DATABASE CASCADE delete managed data and
   never external data. A partition's folder is deleted only if it lies inside its table's managed folder.
+  The folders are hidden before the catalog commit and deleted after it, so a killed drop leaves no
+  files behind where they would read as rows again.
 - TRUNCATE TABLE [PARTITION] deletes the files of a managed table's folders and is refused on an external
   table (CANNOT_TRUNCATE_EXTERNAL_TABLE).
 - A folder is never deleted while another table, a partition of another table or a partition that stays
@@ -45,6 +47,7 @@ from gluecat.errors import EntityNotFoundException, InternalServiceException, In
 from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
+DROPPING_PREFIX = ".gluecat-dropping-"  # a dropped table's or partition's folder, until it is deleted
 _FOLDER_RENAMES = ("local", "hdfs")  # file systems that rename a folder in one step
 _REPLACED = ".replaced"  # in a staging folder: the files an overwrite replaces, until its commit
 _STORE_FOLDER = "_gluecat"
@@ -205,6 +208,15 @@ class Removal:
     within: str | None = None
 
 
+@dataclass
+class Hidden:
+    """A folder a drop renamed out of the way until its catalog commit is done."""
+
+    fs: pafs.FileSystem
+    folder: str
+    at: str
+
+
 class DataFiles:
     """The data-file life cycle of one warehouse's tables, by the rules in this module's docstring."""
 
@@ -355,9 +367,12 @@ class DataFiles:
         else:
             removal.kept.append((folder, f"{user} uses it"))
 
-    def remove(self, removal: Removal, keep: str | None = None) -> None:
-        """Deletes what a plan said; called after the catalog commit, so no reader sees half a table.
-        ``keep``: a folder inside them that stays (a REPLACE TABLE's staged rows)."""
+    def remove(self, removal: Removal, keep: str | None = None, hidden: Iterable[Hidden] = ()) -> None:
+        """Deletes what a plan said (and the folders ``hide`` renamed); called after the catalog commit, so
+        no reader sees half a table. ``keep``: a folder inside them that stays (a REPLACE TABLE's staged
+        rows)."""
+        for h in hidden:
+            h.fs.delete_dir(h.at)
         for folder in removal.trees:
             if keep is None:
                 delete_tree(folder)
@@ -374,6 +389,28 @@ class DataFiles:
                         break
                     fs.delete_dir(path)
                     parent = parent.rsplit("/", 1)[0]
+
+    def hide(self, removal: Removal) -> list[Hidden]:
+        """Before a drop's catalog commit: each folder it deletes is renamed to a hidden folder beside it
+        (``.gluecat-dropping-<uuid>``), where no read, MSCK REPAIR or later write of a partition or table
+        in its place finds its files, should the process die before deleting them. Only where a folder
+        renames in one step (elsewhere the folders are deleted after the commit, as Hive deletes them)."""
+        hidden = []
+        for folder in removal.trees:
+            fs, path = filesystem(folder)
+            if fs.type_name not in _FOLDER_RENAMES or fs.get_file_info(path).type != pafs.FileType.Directory:
+                continue
+            path = path.rstrip("/")
+            at = f"{posixpath.dirname(path)}/{DROPPING_PREFIX}{uuid.uuid4()}"
+            fs.move(path, at)
+            hidden.append(Hidden(fs, path, at))
+        return hidden
+
+    @staticmethod
+    def unhide(hidden: list[Hidden]) -> None:
+        """The drop's catalog commit failed: its folders go back."""
+        for h in reversed(hidden):
+            h.fs.move(h.at, h.folder)
 
     def remove_empty_database_folder(self, database: str, folder: str) -> None:
         """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""
