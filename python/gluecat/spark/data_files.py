@@ -538,9 +538,9 @@ class DataFiles:
         written: list[dict[str, Any]],
         overwrite: list[list[str]],
     ) -> None:
-        """Moves a finished job's files into place, sets aside the files an overwrite replaces, and registers
-        new partitions (and drops the ones an overwrite emptied) in one catalog commit; the replaced files
-        are deleted only after it.
+        """Moves a finished job's files into the partitions that exist, setting aside the files an
+        overwrite replaces; registers new partitions (and drops the ones an overwrite emptied) in one
+        catalog commit; then moves the new partitions' files in and deletes the replaced ones.
 
         ``written``: each partition the job wrote, as its folder under the staging folder (``fragment``)
         and its values. ``mode``: APPEND, OVERWRITE_BY_FILTER (``overwrite``: the values of the partitions
@@ -549,8 +549,10 @@ class DataFiles:
         Partition by partition, the replaced files go into the staging folder's hidden ``.replaced``
         before the new ones come in, so a driver killed meanwhile never leaves a partition reading old
         and new rows together (as Spark's own dynamic overwrite replaces one folder at a time), and the
-        replaced files are still there to be moved back. A failure before the catalog commit puts every
-        file back where it was.
+        replaced files are still there to be moved back. A new partition's files come in only once it is
+        registered: a killed driver leaves a registered partition without its rows (they stay in the
+        hidden staging folder), never files in an unregistered folder, which MSCK REPAIR would take for
+        rows and a later write would be refused. A failure before the catalog commit puts every file back.
         """
         keep_staging = False
         try:
@@ -560,29 +562,64 @@ class DataFiles:
                 claims = self.claims(table=table, leaving=plan.overwritten_values)
                 self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
             moves = _Moves(staging, {folder: data_files(folder) for folder in plan.overwritten})
+            new = {tuple(p["Values"]) for p in plan.add}
+            later = []  # new partitions' files: placed once registered, so none is ever found unregistered
             try:
                 for w, target in zip(written, plan.targets, strict=True):
+                    source = f"{staging}/{w['fragment']}" if w["fragment"] else staging
+                    if tuple(w["values"]) in new:
+                        later.append((source, target))
+                        continue
                     moves.set_aside(target)
-                    moves.place(f"{staging}/{w['fragment']}" if w["fragment"] else staging, target)
+                    moves.place(source, target)
                 for folder in list(moves.replaced):
                     moves.set_aside(folder)
                 if plan.add or plan.drop:
-                    self.catalog.commit_partitions(
-                        DatabaseName=table["DatabaseName"],
-                        TableName=table["Name"],
-                        Add=plan.add,
-                        Drop=plan.drop,
-                        IfNotExists=True,
-                        IfExists=True,
-                    )
-            except InternalServiceException:
-                raise  # the commit's outcome may be unknown: the files stay as the commit would have them
-            except BaseException as e:
-                keep_staging = not moves.undo(e)
+                    self._commit_partitions(table, plan)
+            except InternalServiceException as e:
+                # The commit's outcome may be unknown: the files go where the commit would have them.
+                problem = self._place_after_commit(moves, later)
+                keep_staging = problem is not None
+                if problem is not None:
+                    raise InternalServiceException(f"{e.message}; {problem}") from e
                 raise
+            except BaseException as e:
+                problem = moves.undo()
+                keep_staging = problem is not None
+                if problem is not None:
+                    raise InternalServiceException(f"{type(e).__name__}: {e}; {problem}") from e
+                raise
+            problem = self._place_after_commit(moves, later)
+            if problem is not None:
+                keep_staging = True
+                raise InternalServiceException(problem)
         finally:
             if not keep_staging:
                 delete_tree(staging)
+
+    def _commit_partitions(self, table: dict[str, Any], plan: _WritePlan) -> None:
+        self.catalog.commit_partitions(
+            DatabaseName=table["DatabaseName"],
+            TableName=table["Name"],
+            Add=plan.add,
+            Drop=plan.drop,
+            IfNotExists=True,
+            IfExists=True,
+        )
+
+    @staticmethod
+    def _place_after_commit(moves: _Moves, later: list[tuple[str, str]]) -> str | None:
+        """The new partitions' files into their folders, after their catalog commit; what went wrong and
+        where the files not moved are (the staging folder, which must then stay), or None."""
+        try:
+            for source, target in later:
+                moves.place(source, target)
+        except Exception as e:
+            return (
+                f"the write's new partitions were registered, but moving their files in failed ({e}); the "
+                f"files not in place are in {moves.staging}"
+            )
+        return None
 
     def _check_new_partition_folders(self, table: dict[str, Any], add: list[dict[str, Any]]) -> None:
         """Refuses to register a new partition of a managed table at a folder of it that already holds data
@@ -649,6 +686,7 @@ class _Moves:
     the staging folder) the files move one by one: old ones all aside first, then the new ones in."""
 
     def __init__(self, staging: str, replaced: dict[str, list[str]]) -> None:
+        self.staging = staging
         self.fs, staging_path = filesystem(staging)
         self.aside_folder = f"{staging_path.rstrip('/')}/{_REPLACED}"
         self.replaced = replaced
@@ -698,19 +736,18 @@ class _Moves:
         for path in data_files(source):
             self._move(path, f"{to}/{posixpath.basename(path)}")
 
-    def undo(self, failure: BaseException) -> bool:
-        """Puts every file back; False (after adding a note to ``failure`` saying where the replaced
-        files are) when that failed too, so the staging folder holding them must stay."""
+    def undo(self) -> str | None:
+        """Puts every file back; when that fails, what went wrong and where the replaced files are (the
+        staging folder, which must then stay)."""
         try:
             for source, to in reversed(self.done):
                 self.fs.move(to, source)
         except Exception as e:
-            failure.add_note(
-                f"gluecat: putting the replaced files back failed too ({e}); those not back in their "
-                f"folders are in {self.aside_folder}"
+            return (
+                f"putting the files back failed too ({e}); replaced files not back in their folders are in "
+                f"{self.aside_folder}"
             )
-            return False
-        return True
+        return None
 
 
 @dataclass
