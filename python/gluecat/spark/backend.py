@@ -732,9 +732,8 @@ class Backend:
         # The removal is planned from the table as read: not another table made under its name since, nor
         # one whose folder an update changed (then not the folder to delete).
         hidden = self._dropping(removal, lambda: self.catalog.delete_table_as_read(Table=table))
-        self.files.remove(
-            removal, hidden=hidden
-        )  # only after the table is gone: no reader sees half its data
+        # Only after the table is gone, so no reader sees half its data.
+        self.files.remove(removal, hidden=hidden)
 
     # -- views ---------------------------------------------------------------------------------------
 
