@@ -107,3 +107,35 @@ def test_a_table_dropped_by_a_killed_driver_leaves_its_name_free_for_a_new_table
         "properties": {"provider": "parquet"},
     }
     assert json.loads(Backend(cat).call("create_table", json.dumps(made))) == {"ok": None}
+
+
+def test_a_replace_table_killed_after_dropping_the_old_table_can_run_again(tmp_path: Path) -> None:
+    warehouse = str(tmp_path / "warehouse")
+    cat = Catalog(warehouse)
+    cat.create_database(DatabaseInput={"Name": "db"})
+    home = managed_table(cat, warehouse, ["a"])
+    replace = {
+        "database": "db",
+        "name": "t",
+        "columns": [{"name": "w", "type": "int"}],
+        "partition_keys": [],
+        "properties": {"provider": "parquet"},
+        "stage": "create_or_replace",
+    }
+
+    def staged_write() -> dict[str, object]:
+        staged = json.loads(Backend(cat).call("stage_table", json.dumps(replace)))["ok"]
+        Path(staged["staging"]).mkdir()  # as Spark's writers make it
+        (Path(staged["staging"]) / "part-new.parquet").write_text("new rows")
+        written = [{"fragment": "", "values": []}]
+        return {
+            **replace,
+            "staging": staged["staging"],
+            "replaces": staged["replaces"],
+            "mode": "TRUNCATE",
+            "written": written,
+        }
+
+    kill_after_commit(warehouse, "commit_staged", staged_write())  # the old table is gone, its files not yet
+    assert json.loads(Backend(cat).call("commit_staged", json.dumps(staged_write()))) == {"ok": None}
+    assert [p.name for p in home.iterdir() if not p.name.startswith(".")] == ["part-new.parquet"]

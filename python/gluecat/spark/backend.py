@@ -570,8 +570,15 @@ class Backend:
             gone = removal.trees if removal is not None else []
             self.files.check_new_managed_folder(database, name, location, gone)
         if old is not None and removal is not None:
-            self.catalog.delete_table_as_read(Table=old)
-            self.files.remove(removal, keep=staging)
+            # Hidden first, as a drop hides them: killed after the old table is gone, nothing in its
+            # folder keeps the statement, run again, from making the new one there.
+            hidden = self.files.hide_except(removal, staging)
+            try:
+                self.catalog.delete_table_as_read(Table=old)
+            except BaseException:
+                self.files.unhide(hidden)
+                raise
+            self.files.remove(removal, keep=staging, hidden=hidden)
         self.catalog.create_table(DatabaseName=database, TableInput=new)
         try:
             table = self._table({"database": database, "name": name})

@@ -106,12 +106,13 @@ def has_files(location: str) -> bool:
 
 
 def _in_staging(path: str) -> bool:
-    return any(part.startswith(STAGING_PREFIX) for part in path.split("/"))
+    return any(part.startswith((STAGING_PREFIX, DROPPING_PREFIX)) for part in path.split("/"))
 
 
 def row_files(location: str, removed: Iterable[str] = ()) -> list[str]:
     """The files at any depth of a folder that could read as rows: not those in write jobs' staging
-    folders (hidden from readers; a killed job leaves its own behind), nor those inside ``removed``."""
+    folders or drops' hidden folders (a killed job or drop leaves its own behind), nor those inside
+    ``removed``."""
     fs, path = filesystem(location)
     gone = [folder_key(f) for f in removed]
     out = []
@@ -210,11 +211,13 @@ class Removal:
 
 @dataclass
 class Hidden:
-    """A folder a drop renamed out of the way until its catalog commit is done."""
+    """A folder a drop renamed out of the way until its catalog commit is done (``within``: not the folder
+    but what it held, moved into ``at`` inside it)."""
 
     fs: pafs.FileSystem
     folder: str
     at: str
+    within: bool = False
 
 
 class DataFiles:
@@ -406,11 +409,38 @@ class DataFiles:
             hidden.append(Hidden(fs, path, at))
         return hidden
 
+    def hide_except(self, removal: Removal, keep: str) -> list[Hidden]:
+        """``hide`` for REPLACE TABLE, whose old folder holds the new rows' staging folder ``keep``: there
+        everything else is hidden inside the folder, in a ``.gluecat-dropping-<uuid>`` of its own."""
+        hidden = []
+        keep_key = folder_key(keep)
+        for folder in removal.trees:
+            if not _inside(keep_key, folder_key(folder)):
+                hidden += self.hide(Removal(trees=[folder]))
+                continue
+            fs, path = filesystem(folder)
+            if fs.type_name not in _FOLDER_RENAMES:
+                continue
+            path = path.rstrip("/")
+            at = f"{path}/{DROPPING_PREFIX}{uuid.uuid4()}"
+            entries = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
+            fs.create_dir(at)
+            for info in entries:
+                if not info.base_name.startswith((STAGING_PREFIX, DROPPING_PREFIX)):
+                    fs.move(info.path, f"{at}/{info.base_name}")
+            hidden.append(Hidden(fs, path, at, within=True))
+        return hidden
+
     @staticmethod
     def unhide(hidden: list[Hidden]) -> None:
         """The drop's catalog commit failed: its folders go back."""
         for h in reversed(hidden):
-            h.fs.move(h.at, h.folder)
+            if not h.within:
+                h.fs.move(h.at, h.folder)
+                continue
+            for info in h.fs.get_file_info(pafs.FileSelector(h.at)):
+                h.fs.move(info.path, f"{h.folder}/{info.base_name}")
+            h.fs.delete_dir(h.at)
 
     def remove_empty_database_folder(self, database: str, folder: str) -> None:
         """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""
