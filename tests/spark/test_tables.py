@@ -160,6 +160,16 @@ def test_a_failed_ctas_leaves_no_table_and_no_folder(spark: Any, warehouse: Path
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.t").collect()] == [(1,)]
 
 
+def test_a_failed_ctas_keeps_the_empty_folder_its_location_names(spark: Any, ns: str, tmp_path: Path) -> None:
+    folder = tmp_path / "made-by-hand"
+    folder.mkdir()
+    with pytest.raises(Exception, match="boom"):
+        spark.sql(
+            f"CREATE TABLE glue.{ns}.t USING parquet LOCATION '{folder}' AS SELECT raise_error('boom') AS y"
+        )
+    assert folder.is_dir() and list(folder.iterdir()) == []
+
+
 def test_show_tables_like_show_create_and_describe(spark: Any, ns: str) -> None:
     spark.sql(
         f"CREATE TABLE glue.{ns}.orders (id INT, dt STRING) USING parquet PARTITIONED BY (dt) COMMENT 'o'"

@@ -33,7 +33,15 @@ from gluecat.errors import (
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
 from gluecat.spark import formats, maintenance, statistics, views
-from gluecat.spark.data_files import DataFiles, Hidden, Removal, data_files, filesystem, table_location
+from gluecat.spark.data_files import (
+    DataFiles,
+    Hidden,
+    Removal,
+    data_files,
+    filesystem,
+    folder_key,
+    table_location,
+)
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.partition_values import as_spark_reads
 from gluecat.spark.refusals import SparkRefusal, quoted
@@ -589,11 +597,16 @@ class Backend:
             raise
 
     def op_abort_staged(self, args: dict[str, Any]) -> None:
-        """A failed CTAS or REPLACE TABLE: its staging folder goes, and so does the folder made for a new
-        table if nothing else is in it; the old table, if any, is as it was."""
+        """A failed CTAS or REPLACE TABLE: its staging folder goes, and so does the folder the write made
+        for a new managed table if nothing else is in it (not a LOCATION someone made); the old table, if
+        any, is as it was."""
         self.files.abort_write(args["staging"])
         folder = args["staging"].rstrip("/").rsplit("/", 1)[0]
-        if self._existing(args["database"], args["name"]) is None:
+        default = self.files.default_location(args["database"], args["name"])
+        if (
+            folder_key(folder) == folder_key(default)
+            and self._existing(args["database"], args["name"]) is None
+        ):
             fs, path = filesystem(folder)
             if fs.get_file_info(path).type == pafs.FileType.Directory and not fs.get_file_info(
                 pafs.FileSelector(path)
