@@ -503,6 +503,17 @@ def test_objects_come_grouped_by_partition_and_page_completely_without_duplicate
         )
 
 
+def test_an_objects_token_of_a_table_dropped_and_made_again_is_refused(governed: Governed) -> None:
+    make_table(governed, keys=[])
+    commit(governed, *(add(f"s3://lake/t/{i}.parquet") for i in range(4)))
+    token = governed.lf.get_table_objects(DatabaseName="db", TableName="t", MaxResults=2)["NextToken"]
+    governed.glue.delete_table(DatabaseName="db", Name="t")
+    make_table(governed, keys=[])
+    commit(governed, *(add(f"s3://lake/t/{i}.parquet") for i in range(4)))
+    with pytest.raises(governed.lf.exceptions.InvalidInputException, match="NextToken: .*made again"):
+        governed.lf.get_table_objects(DatabaseName="db", TableName="t", NextToken=token)
+
+
 def test_a_partition_index_serves_a_predicate(governed: Governed) -> None:
     make_table(
         governed,

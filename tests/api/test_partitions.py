@@ -341,6 +341,22 @@ def test_paging_resumes_exactly_while_partitions_are_added(sales: Catalog) -> No
     assert sorted(got) == reference(lambda r: r[0] == "US") + [["US", "Zebra", "2020", "1", "2023-01-01"]]
 
 
+def test_a_token_of_a_table_dropped_and_made_again_is_refused(glue: Catalog) -> None:
+    def table_of(values: list[str]) -> None:
+        make_table(glue, "t", [("k", "string")])
+        glue.batch_create_partition(
+            DatabaseName="db", TableName="t", PartitionInputList=[part(v) for v in values]
+        )
+
+    table_of(["a", "b", "c", "d"])
+    first = glue.get_partitions(DatabaseName="db", TableName="t", MaxResults=2)
+    glue.delete_table(DatabaseName="db", Name="t")
+    table_of(["a", "b", "c", "d"])
+    # Resumed in the new table, the token would list c and d: half a listing that looks whole.
+    with pytest.raises(glue.exceptions.InvalidInputException, match="NextToken: .*made again"):
+        glue.get_partitions(DatabaseName="db", TableName="t", NextToken=first["NextToken"])
+
+
 def test_exclude_column_schema_drops_the_columns(glue: Catalog) -> None:
     make_table(glue, "t", [("k", "string")])
     glue.create_partition(

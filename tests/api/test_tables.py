@@ -512,3 +512,28 @@ def test_tables_unchanged_since_passes_over_partitions_and_other_databases(catal
         change()
         assert catalog.tables_unchanged_since("db", before) is None
     assert catalog.tables_unchanged_since("db", catalog.warehouse_version() + 1) is None  # not yet
+
+
+def test_a_token_of_a_table_or_database_dropped_and_made_again_is_refused(sales: Catalog) -> None:
+    # A token is a place in one table's (or database's) listing: read as a place in the listing of
+    # the one made again under its name, it would silently skip that one's first rows.
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    for i in range(3):
+        sales.update_table(DatabaseName="sales", TableInput=table_input("t", Description=f"v{i}"))
+    versions = sales.get_table_versions(DatabaseName="sales", TableName="t", MaxResults=2)
+    for name in ("a", "b", "c"):
+        sales.create_table(DatabaseName="sales", TableInput=table_input(name))
+    tables = sales.get_tables(DatabaseName="sales", MaxResults=2)
+
+    sales.delete_table(DatabaseName="sales", Name="t")
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    with pytest.raises(sales.exceptions.InvalidInputException, match="NextToken: .*made again"):
+        sales.get_table_versions(DatabaseName="sales", TableName="t", NextToken=versions["NextToken"])
+
+    sales.delete_database(Name="sales")
+    sales.create_database(DatabaseInput={"Name": "sales"})
+    for name in ("x", "y", "z"):
+        sales.create_table(DatabaseName="sales", TableInput=table_input(name))
+    with pytest.raises(sales.exceptions.InvalidInputException, match="NextToken: .*made again"):
+        sales.get_tables(DatabaseName="sales", NextToken=tables["NextToken"])
+    assert [t["Name"] for t in sales.get_tables(DatabaseName="sales")["TableList"]] == ["x", "y", "z"]

@@ -204,7 +204,13 @@ def get_table_objects(
     snap, table, view = _read(ctx, database, name, transaction_id, as_of)
     query = obj.plan(snap, table, predicate, indexes.planning_indexes(snap, table))
     token_query = paging.query_digest(
-        "GetTableObjects", database, name, predicate or "", transaction_id, obj.as_of_key(as_of)
+        "GetTableObjects",
+        database,
+        name,
+        table["CreateTime"],
+        predicate or "",
+        transaction_id,
+        obj.as_of_key(as_of),
     )
     return obj.page(
         ctx, view, table, query, token_query=token_query, next_token=next_token, max_results=max_results

@@ -245,7 +245,7 @@ def get_partition_indexes(
         if d["IndexStatus"] == "CREATING" and time.time() - d.get("_touched", 0) > STALE_CREATING_SECONDS:
             backfill(ctx, database, table_name, d["IndexName"])
     snap = ctx.snapshot()
-    query = paging.query_digest("GetPartitionIndexes", database, table_name)
+    query = paging.query_digest("GetPartitionIndexes", database, table_name, table["CreateTime"])
     after = paging.read_token(ctx.store.secret, query, next_token)
     found = [d for d in table_indexes(snap, table) if after is None or d["IndexName"] > after]
     return {"PartitionIndexDescriptorList": [public(d) for d in found]}

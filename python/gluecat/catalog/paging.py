@@ -3,7 +3,9 @@
 A token says where a listing stopped (the last key returned) and for which query; it is signed with the
 warehouse's secret so that a forged, altered or foreign token is refused with InvalidInputException
 rather than crashing or silently listing something else. Resuming after a key, not an offset, keeps
-paging exact while other writers add or remove entries.
+paging exact while other writers add or remove entries. A listing of a table's (or a database's) entries
+names the table's CreateTime in its query, so that a token of a table since dropped and made again under
+its name is refused, not read as a place in the new table's listing (a page silently missing its rows).
 """
 
 from __future__ import annotations
@@ -42,5 +44,8 @@ def read_token(secret: bytes, query: str, token: str | None, field: str = "NextT
         raise InvalidInputException(f"{field}: not a continuation token of this catalog")
     decoded = json.loads(body)
     if decoded.get("q") != query:
-        raise InvalidInputException(f"{field}: the token was issued for a different request")
+        raise InvalidInputException(
+            f"{field}: the token was issued for a different request (or a table or database since dropped "
+            "and made again under its name)"
+        )
     return decoded.get("p")

@@ -675,7 +675,7 @@ def get_partitions(
     table = require_table(snap, database, table_name)
     query = plan_query(snap, table, expression)
     token_query = paging.query_digest(
-        "GetPartitions", database, table_name, expression, segment, as_of, transaction_id
+        "GetPartitions", database, table_name, table["CreateTime"], expression, segment, as_of, transaction_id
     )
     after = paging.read_token(ctx.store.secret, token_query, next_token)
     limit = max_results or MAX_PAGE

@@ -426,8 +426,8 @@ def get_tables(
     transaction_id: str | None,
 ) -> dict[str, Any]:
     snap = ctx.read_snapshot(as_of, transaction_id)
-    require_database(snap, database)
-    query = paging.query_digest("GetTables", database, expression, transaction_id, as_of)
+    db = require_database(snap, database)
+    query = paging.query_digest("GetTables", database, db["CreateTime"], expression, transaction_id, as_of)
     after = paging.read_token(ctx.store.secret, query, next_token)
     pattern = _name_pattern(expression) if expression else None
     limit = max_results or 100
@@ -470,8 +470,8 @@ def get_table_versions(
     ctx: Context, database: str, name: str, next_token: str | None, max_results: int | None
 ) -> dict[str, Any]:
     snap = ctx.snapshot()
-    require_table(snap, database, name)
-    query = paging.query_digest("GetTableVersions", database, name)
+    table = require_table(snap, database, name)
+    query = paging.query_digest("GetTableVersions", database, name, table["CreateTime"])
     after = paging.read_token(ctx.store.secret, query, next_token)
     keys = [
         k for k in snap.keys_with_prefix(TABLE_VERSION, (database, name)) if after is None or k[2] > after
