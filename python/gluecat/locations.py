@@ -45,6 +45,25 @@ def literal(location: str) -> str:
     return canonical(loc)
 
 
+NAME_MAX = 255
+"""The longest name of one file or folder, in bytes, on the file systems gluecat writes to (Linux's
+NAME_MAX and HDFS's default component limit); a longer one fails with ENAMETOOLONG."""
+
+
+def folder_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be the name of one folder inside another, or None if it can. A table or a
+    database without a location of its own gets such a folder, named after it: a '/' would put it
+    inside another folder (another table's), '.' and '..' name the parent and its parent."""
+    if "/" in name:
+        return "it holds '/', which would make it a folder inside another folder"
+    if name in (".", ".."):
+        return f"'{name}' names the folder it would be in, or that folder's parent"
+    size = len(name.encode("utf-8", "surrogatepass"))
+    if size > NAME_MAX:
+        return f"a folder's name is at most {NAME_MAX} bytes long, and it would be {size}"
+    return None
+
+
 def inside(child: str, parent: str) -> bool:
     """Whether the canonical location ``child`` is ``parent`` or lies in it."""
     return child == parent or child.startswith(parent.rstrip("/") + "/")

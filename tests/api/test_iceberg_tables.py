@@ -211,3 +211,18 @@ def test_bad_requests_change_nothing(lake: Catalog, tmp_path: Path) -> None:
             OpenTableFormatInput=ICEBERG,
             PartitionIndexes=[{"IndexName": "i", "Keys": ["region"]}],
         )
+
+
+def test_a_table_named_as_no_folder_gets_none_in_its_database(lake: Catalog, tmp_path: Path) -> None:
+    # Without a location the table's folder is <LocationUri>/<name>: '..' in the name would put its
+    # metadata outside the database's folder, '/' inside another table's.
+    for name in ("../../escaped", "..", "orders/metadata"):
+        with pytest.raises(lake.exceptions.InvalidInputException, match="cannot be the name of a folder"):
+            lake.create_table(
+                DatabaseName="db", TableInput={**orders(None), "Name": name}, OpenTableFormatInput=ICEBERG
+            )
+    assert sorted(p.name for p in tmp_path.rglob("*.metadata.json")) == []
+    assert lake.get_tables(DatabaseName="db")["TableList"] == []
+    lake.create_table(DatabaseName="db", TableInput=orders(None), OpenTableFormatInput=ICEBERG)
+    location = lake.get_table(DatabaseName="db", Name="orders")["Table"]["StorageDescriptor"]["Location"]
+    assert location == f"file://{tmp_path}/db/orders"

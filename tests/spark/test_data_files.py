@@ -177,6 +177,27 @@ def test_rename_moves_a_managed_table_at_its_default_folder(cat: Catalog, wareho
     assert files.plan_rename(make(cat, "ext", f"{warehouse}/db.db/ext", managed=False), "db", "e2") is None
 
 
+def test_a_table_without_location_gets_one_folder_in_its_databases_named_as_the_catalog_names_it(
+    cat: Catalog, warehouse: str
+) -> None:
+    files = DataFiles(cat)
+    cat.create_database(DatabaseInput={"Name": "MixedDb"})
+    assert files.default_location("MixedDb", "MixedCase") == f"{warehouse}/mixeddb.db/mixedcase"
+    for name in ("a/b", ".", "..", "x/../../y"):
+        with pytest.raises(InvalidInputException, match="cannot be the name of a folder"):
+            files.default_location("db", name)
+    # A database's folder is <name>.db: 254 bytes of name make a 257-byte folder name (ENAMETOOLONG).
+    for database, why in (("é" * 127, "at most 255 bytes"), ("up/../../out", "holds '/'")):
+        cat.create_database(DatabaseInput={"Name": database})
+        with pytest.raises(InvalidInputException, match=why):
+            files.default_location(database, "t")
+    cat.create_database(DatabaseInput={"Name": "up/elsewhere", "LocationUri": f"{warehouse}/elsewhere"})
+    assert files.default_location("up/elsewhere", "t") == f"{warehouse}/elsewhere/t"
+    t = make(cat, "t", f"{warehouse}/db.db/t")
+    with pytest.raises(InvalidInputException, match="cannot be the name of a folder"):
+        files.plan_rename(t, "db", "../../out")
+
+
 def test_a_managed_table_starts_in_an_empty_folder(cat: Catalog, warehouse: str) -> None:
     files = DataFiles(cat)
     files.check_new_managed_folder("db", "t", f"{warehouse}/db.db/t")  # missing: fine

@@ -294,3 +294,42 @@ def test_rows_of_a_partition_dropped_through_another_client_do_not_come_back_wit
         (4, "y"),
         (5, "z"),
     ]
+
+
+def test_a_managed_table_of_a_mixed_case_name_is_managed_where_the_catalog_names_it(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    # Glue stores both names in lower case; a folder named as Spark spelled them (MyDb.db/MixedCase)
+    # lay outside the folder the table's database manages (mydb.db), so DROP TABLE kept its rows and
+    # a new table of that name was refused its folder.
+    db = f"{ns}_Mixed"
+    spark.sql(f"CREATE NAMESPACE glue.{db}")
+    try:
+        spark.sql(f"CREATE TABLE glue.{db}.MixedCase (a INT) USING parquet")
+        spark.sql(f"INSERT INTO glue.{db}.MixedCase VALUES (1)")
+        folder = warehouse / f"{db.lower()}.db" / "mixedcase"
+        assert data_files(folder)
+        spark.sql(f"DROP TABLE glue.{db}.MixedCase")
+        assert not folder.exists()
+        spark.sql(f"CREATE TABLE glue.{db}.MixedCase (a INT) USING parquet")
+        assert rows(spark, f"glue.{db}.MixedCase") == []
+    finally:
+        spark.sql(f"DROP NAMESPACE glue.{db} CASCADE")
+    assert not (warehouse / f"{db.lower()}.db").exists()
+
+
+def test_a_name_that_cannot_be_a_folders_gets_no_managed_folder(spark: Any, warehouse: Path, ns: str) -> None:
+    # A managed table's folder is named after it: `a/b` would lie inside table a's folder (read as
+    # a's rows), `x/../../y` outside its database's, `.` would be the database's folder itself.
+    spark.sql(f"CREATE TABLE glue.{ns}.a (v INT) USING parquet")
+    spark.sql(f"INSERT INTO glue.{ns}.a VALUES (1)")
+    for name in ("a/b", ".", "x/../../y"):
+        with pytest.raises(Exception, match="cannot be the name of a folder"):
+            spark.sql(f"CREATE TABLE glue.{ns}.`{name}` (v INT) USING parquet")
+        with pytest.raises(Exception, match="cannot be the name of a folder"):
+            spark.sql(f"ALTER TABLE glue.{ns}.a RENAME TO {ns}.`{name}`")
+    spark.sql(f"CREATE TABLE glue.{ns}.`c/d` (v INT) USING parquet LOCATION '{warehouse}/{ns}-c-d'")
+    names = sorted(t["Name"] for t in Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"])
+    assert names == ["a", "c/d"]
+    assert rows(spark, f"glue.{ns}.a") == [(1,)]
+    assert sorted(p.name for p in (warehouse / f"{ns}.db").iterdir()) == ["a"]

@@ -14,6 +14,7 @@ from typing import Any
 
 import re2
 
+from gluecat import locations
 from gluecat.catalog import iceberg, indexes, objects, paging, partitions, statistics, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
@@ -114,7 +115,7 @@ def create_table(
             raise AlreadyExistsException(f"Table {name} already exists.")
         base = db.get("LocationUri")
         table_input = iceberg.registered(
-            table_input, open_table_format, f"{base.rstrip('/')}/{name}" if base else None
+            table_input, open_table_format, _default_location(base, database, name) if base else None
         )
 
     def build(snap: Snapshot) -> Changes:
@@ -125,6 +126,17 @@ def create_table(
         return changes
 
     _write(ctx, "CreateTable", transaction_id, (database, name), build)
+
+
+def _default_location(database_location: str, database: str, name: str) -> str:
+    """A new table's folder in its database's, where a table made without a location gets one."""
+    why = locations.folder_name_problem(name)
+    if why is not None:
+        raise InvalidInputException(
+            f"TableInput.Name: table {database}.{name} has no folder in its database's LocationUri: "
+            f"{name!r} cannot be the name of a folder ({why}); give it a StorageDescriptor.Location"
+        )
+    return f"{database_location.rstrip('/')}/{name}"
 
 
 def _new_table(

@@ -42,6 +42,7 @@ import pyarrow.fs as pafs
 from gluecat import Catalog, locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
+from gluecat.api.patterns import check_db_or_table_name
 from gluecat.api.table_kinds import is_external
 from gluecat.errors import EntityNotFoundException, InternalServiceException, InvalidInputException
 from gluecat.spark.refusals import SparkRefusal, quoted
@@ -229,14 +230,39 @@ class DataFiles:
     # -- where tables live ---------------------------------------------------------------------
 
     def database_folder(self, database: str) -> str:
-        db = self.catalog.get_database(Name=database)["Database"]
+        return self._folder_of(self.catalog.get_database(Name=database)["Database"])
+
+    def _folder_of(self, db: dict[str, Any]) -> str:
         if db.get("LocationUri"):
             return str(db["LocationUri"]).rstrip("/")
-        return f"{self.catalog.warehouse.rstrip('/')}/{database}.db"
+        return self._default_database_folder(db["Name"])
+
+    def _default_database_folder(self, name: str) -> str:
+        """``<warehouse>/<db>.db``, of the database's name as the catalog stores it (lower case)."""
+        return f"{self.catalog.warehouse.rstrip('/')}/{name}.db"
 
     def default_location(self, database: str, name: str) -> str:
-        """Where a table made without LOCATION lives: ``<database folder>/<table>``."""
-        return f"{self.database_folder(database)}/{name}"
+        """Where a table made without LOCATION lives: ``<database folder>/<table>``, both named as the
+        catalog names them (in lower case, as Hive's and Spark's own catalogs name their folders), so that
+        the folder is one of those its database manages. InvalidInputException if either name cannot be
+        the name of one folder: the table's folder would lie inside another table's, be its database's
+        folder, lie outside it, or be refused by the file system (ENAMETOOLONG)."""
+        db = self.catalog.get_database(Name=database)["Database"]
+        table = check_db_or_table_name(name, "Name")
+        if not db.get("LocationUri"):
+            why = locations.folder_name_problem(f"{db['Name']}.db")
+            if why is not None:
+                raise InvalidInputException(
+                    f"Database {db['Name']} has no folder for table {table}: {db['Name'] + '.db'!r} cannot "
+                    f"be the name of a folder ({why}); give the database a LOCATION, or the table one"
+                )
+        why = locations.folder_name_problem(table)
+        if why is not None:
+            raise InvalidInputException(
+                f"Table {db['Name']}.{table} has no default folder: {table!r} cannot be the name of a "
+                f"folder ({why}); give the table a LOCATION"
+            )
+        return f"{self._folder_of(db)}/{table}"
 
     def managed_folder(self, table: dict[str, Any]) -> str | None:
         """The table's folder when its data is the catalog's to delete, else None."""
@@ -444,7 +470,8 @@ class DataFiles:
 
     def remove_empty_database_folder(self, database: str, folder: str) -> None:
         """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""
-        if folder_key(folder) == folder_key(f"{self.catalog.warehouse.rstrip('/')}/{database}.db"):
+        default = self._default_database_folder(check_db_or_table_name(database, "Name"))
+        if folder_key(folder) == folder_key(default):
             fs, path = filesystem(folder)
             if fs.get_file_info(path).type == pafs.FileType.Directory and not has_files(folder):
                 fs.delete_dir(path)
