@@ -31,6 +31,18 @@ def canonical(location: str) -> str:
     return os.path.realpath(loc).rstrip("/") or "/"
 
 
+def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
+    """The file system and path that ``location`` names, read as ``canonical`` reads it: a URI (``file:``
+    too) through pyarrow, percent-escapes decoded; a local path as it is, made absolute (a ``%2E%2E`` in
+    it is a folder of that name, not its parent)."""
+    for alias in ("s3a://", "s3n://"):
+        if location.startswith(alias):
+            location = "s3://" + location[len(alias) :]
+    if "://" in location or location.startswith("file:"):
+        return pafs.FileSystem.from_uri(location)
+    return pafs.LocalFileSystem(), os.path.abspath(location)
+
+
 def literal(location: str) -> str:
     """A local location with its characters taken as they are (Hadoop's reading of a ``file:`` URI:
     no percent-decoding), in the canonical form otherwise; for a folder some table reads, which may be

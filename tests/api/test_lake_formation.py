@@ -1134,6 +1134,28 @@ def test_a_cancel_deletes_nothing_outside_its_tables_own_folder(governed: Govern
     assert all(v.exists() for v in victims) and own.exists()
 
 
+def test_a_cancel_deletes_the_file_a_local_path_names_without_decoding_it(
+    governed: Governed, tmp_path: Path
+) -> None:
+    # A local path is not a URI: its "%2E%2E" is a folder of that name, in the table's folder, as the
+    # check found. The deletion read it as a file: URI (decoded: "..", the folder's parent) and
+    # deleted a file outside the table's folder.
+    folder = tmp_path / "data"
+    make_table(governed, location=str(folder))
+    victim = tmp_path / "victim.parquet"
+    victim.write_bytes(b"precious")
+    literal = folder / "%2E%2E" / "victim.parquet"
+    literal.parent.mkdir(parents=True)
+    literal.write_bytes(b"the job's")
+    tx = start(governed)
+    governed.lf.delete_objects_on_cancel(
+        DatabaseName="db", TableName="t", TransactionId=tx, Objects=[{"Uri": str(literal)}]
+    )
+    governed.lf.cancel_transaction(TransactionId=tx)
+    wait_gone([str(literal)])
+    assert victim.read_bytes() == b"precious"
+
+
 def test_delete_objects_on_cancel_checks_its_table_and_objects(governed: Governed) -> None:
     make_table(governed)
     tx = start(governed)

@@ -45,8 +45,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-import pyarrow.fs as pafs
-
+from gluecat import locations
 from gluecat.catalog import indexes, paging
 from gluecat.catalog import objects as obj
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
@@ -911,8 +910,10 @@ def _held_anywhere(ctx: Context, snap: Snapshot, uris: set[str]) -> set[str]:
 
 
 def _delete_file(uri: str) -> None:
-    """Delete a file named by a URI (or a local path); one that is gone already counts as deleted."""
-    fs, path = pafs.FileSystem.from_uri(uri if "://" in uri else f"file://{uri}")
+    """Delete a file named by a URI (or a local path); one that is gone already counts as deleted. The
+    file is the one gluecat.locations reads the Uri as, which the check of DeleteObjectsOnCancel placed
+    in its table's folder: a local path made a file: URI would have its %2E%2E decoded into '..'."""
+    fs, path = locations.filesystem(uri)
     with contextlib.suppress(FileNotFoundError):
         fs.delete_file(path)
 

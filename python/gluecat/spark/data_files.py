@@ -30,7 +30,6 @@ is ever deleted):
 from __future__ import annotations
 
 import bisect
-import os
 import posixpath
 import uuid
 from collections.abc import Iterable, Iterator
@@ -76,12 +75,7 @@ def _ancestors(key: str) -> Iterator[str]:
 
 def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     """The file system and path of a table or partition location (a URI, or a local path)."""
-    for alias in ("s3a://", "s3n://"):
-        if location.startswith(alias):
-            location = "s3://" + location[len(alias) :]
-    if "://" in location or location.startswith("file:"):
-        return pafs.FileSystem.from_uri(location)
-    return pafs.LocalFileSystem(), os.path.abspath(location)
+    return locations.filesystem(location)
 
 
 def _visible(path: str) -> bool:
