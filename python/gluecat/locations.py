@@ -17,7 +17,7 @@ import pyarrow.fs as pafs
 
 def canonical(location: str) -> str:
     """``location`` in the canonical form described above."""
-    loc = location.strip()
+    loc = location
     for alias in ("s3a://", "s3n://"):
         if loc.startswith(alias):
             loc = "s3://" + loc[len(alias) :]
@@ -47,7 +47,7 @@ def literal(location: str) -> str:
     """A local location with its characters taken as they are (Hadoop's reading of a ``file:`` URI:
     no percent-decoding), in the canonical form otherwise; for a folder some table reads, which may be
     either place."""
-    loc = location.strip()
+    loc = location
     if loc.startswith("file:"):
         path = loc[5:]
         if path.startswith("//"):

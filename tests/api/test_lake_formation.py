@@ -1119,6 +1119,7 @@ def test_a_cancel_deletes_nothing_outside_its_tables_own_folder(governed: Govern
         ("t", f"{data_folder(tmp_path)}/../victim.parquet"),
         ("t", f"{data_folder(tmp_path)}/%2E%2E/victim.parquet"),
         ("t", f"{folder}//..//victim.parquet"),
+        ("t", f" {folder}/x.parquet"),  # a relative path (" " is its first folder), not the table's
         ("t", f"{data_folder(tmp_path)}/link/x.parquet"),
         ("t", data_folder(tmp_path)),
         ("t", f"{data_folder(tmp_path)}/inner/part-0.parquet"),

@@ -136,6 +136,21 @@ def test_drop_partitions_deletes_folders_inside_a_managed_table_only(cat: Catalo
     assert files.plan_drop_partitions(ext, [["a"]]).trees == []
 
 
+def test_a_folder_whose_name_ends_in_a_space_is_its_own(cat: Catalog, warehouse: str) -> None:
+    # "t " and "t" are two folders; compared as one, DROP PARTITION kept a managed partition's files
+    # (its folder seemed outside "t "'s, so not the table's: a write then registered them again).
+    files = DataFiles(cat)
+    home = f"{warehouse}/db.db/t "
+    spaced = make(cat, "t ", home, keys=["p"])
+    add_partition(cat, "t ", "a", f"{home}/p=a")
+    put(Path(f"{home}/p=a"))
+    assert files.plan_drop_partitions(spaced, [["a"]]).trees == [f"{home}/p=a"]
+    make(cat, "t", f"{warehouse}/db.db/t")
+    put(Path(f"{warehouse}/db.db/t"))
+    assert files.plan_drop_table(spaced).trees == [home]  # t's folder is not "t "'s
+    assert folder_key(home) != folder_key(f"{warehouse}/db.db/t")
+
+
 def test_truncate_deletes_managed_files_and_refuses_external_and_shared_folders(
     cat: Catalog, warehouse: str
 ) -> None:
