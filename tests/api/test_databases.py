@@ -24,6 +24,26 @@ def test_a_database_is_created_with_its_name_folded_to_lowercase(catalog: Catalo
     assert catalog.get_database(Name="SALES")["Database"]["Name"] == "sales"
 
 
+def test_a_name_is_held_to_its_limit_as_it_is_stored_in_lowercase(catalog: Catalog) -> None:
+    # 'İ' (2 bytes) lower-cases to 'i' and a combining dot (3): 127 of them, 254 bytes as given, would
+    # be stored as a 381-byte name that GetTable, DeleteTable and BatchDeleteTable all refuse.
+    grows = "İ" * 127
+    with pytest.raises(
+        catalog.exceptions.InvalidInputException, match="DatabaseInput.Name: .*once lower-cased"
+    ):
+        catalog.create_database(DatabaseInput={"Name": grows})
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    with pytest.raises(catalog.exceptions.InvalidInputException, match="TableInput.Name: .*once lower-cased"):
+        catalog.create_table(DatabaseName="db", TableInput=table_input(grows))
+    assert catalog.get_databases()["DatabaseList"][0]["Name"] == "db"
+    assert catalog.get_tables(DatabaseName="db")["TableList"] == []
+    catalog.create_table(DatabaseName="db", TableInput=table_input("İ" * 85))  # 255 bytes once stored
+    name = catalog.get_tables(DatabaseName="db")["TableList"][0]["Name"]
+    assert name == "i\u0307" * 85
+    catalog.batch_delete_table(DatabaseName="db", TablesToDelete=[name])
+    assert catalog.get_tables(DatabaseName="db")["TableList"] == []
+
+
 def test_creating_a_database_twice_is_refused(catalog: Catalog) -> None:
     catalog.create_database(DatabaseInput={"Name": "a"})
     with pytest.raises(catalog.exceptions.AlreadyExistsException, match="a already exists") as err:

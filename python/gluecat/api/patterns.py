@@ -122,8 +122,18 @@ def check_name(value: Any, field: str) -> str:
 
 
 def check_db_or_table_name(value: Any, field: str) -> str:
-    """A database or table name, folded to lowercase as Glue stores it for Hive compatibility."""
-    return check_name(value, field).lower()
+    """A database or table name, folded to lowercase as Glue stores it for Hive compatibility. The name
+    stored is held to the limit too: some letters grow when lower-cased ('İ', 2 bytes, becomes 'i' and a
+    combining dot, 3), and a name longer than 255 bytes could not be given back to any call."""
+    name = check_name(value, field)
+    folded = name.lower()
+    if not name.isascii():
+        n = len(folded.encode("utf-8"))
+        if n > 255:
+            invalid(
+                field, f"must be at most 255 bytes long once lower-cased as it is stored (it is then {n})"
+            )
+    return folded
 
 
 def check_int(

@@ -244,7 +244,7 @@ def _table_input(table: dict[str, Any], field: str) -> None:
     if "ViewDefinition" in table:
         # Newer Glue has it; the documents do not, so it is named rather than silently dropped.
         invalid(f"{field}.ViewDefinition", "multi-dialect views are not supported by gluecat")
-    table["Name"] = table["Name"].lower()
+    table["Name"] = check_db_or_table_name(table["Name"], f"{field}.Name")
     # Partition keys are unique and are not also data columns (Hive compares names case-insensitively).
     keys = table.get("PartitionKeys") or []
     seen: dict[str, int] = {}
@@ -272,7 +272,7 @@ def _table_input(table: dict[str, Any], field: str) -> None:
 
 
 def _database_input(database: dict[str, Any], field: str) -> None:
-    database["Name"] = database["Name"].lower()
+    database["Name"] = check_db_or_table_name(database["Name"], f"{field}.Name")
 
 
 def _partition_index(index: dict[str, Any], field: str) -> None:
