@@ -211,6 +211,9 @@ def test_a_table_without_location_gets_one_folder_in_its_databases_named_as_the_
     t = make(cat, "t", f"{warehouse}/db.db/t")
     with pytest.raises(InvalidInputException, match="cannot be the name of a folder"):
         files.plan_rename(t, "db", "../../out")
+    # A table of such a name made through another client has no default folder to move from.
+    odd = make(cat, "odd/name", f"{warehouse}/db.db/odd")
+    assert files.plan_rename(odd, "db", "fine") is None
 
 
 def test_a_managed_table_starts_in_an_empty_folder(cat: Catalog, warehouse: str) -> None:

@@ -516,7 +516,10 @@ class DataFiles:
         folder = self.managed_folder(table)
         if folder is None:
             return None
-        old_default = self.default_location(table["DatabaseName"], table["Name"])
+        try:
+            old_default = self.default_location(table["DatabaseName"], table["Name"])
+        except InvalidInputException:
+            return None  # a name with no default folder (made through another client): not at it
         if folder_key(folder) != folder_key(old_default):
             return None
         if self.claims(skip_tables=[(table["DatabaseName"], table["Name"])]).overlapping(folder_key(folder)):
