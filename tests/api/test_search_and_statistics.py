@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from gluecat import Catalog
+from gluecat.store import maintenance
 
 from .conftest import table_input
 
@@ -204,3 +205,16 @@ def test_an_update_drops_the_statistics_of_columns_it_drops_or_retypes(lake: Cat
         ("n", "EntityNotFoundException"),
         ("m", "EntityNotFoundException"),
     ]
+
+
+@pytest.mark.in_process
+def test_a_search_token_older_than_the_kept_history_is_invalid_input(lake: Catalog) -> None:
+    # A SearchTables token continues the state its first page read; once expiry removed that state,
+    # the token is the caller's to drop (InvalidInputException), not damage (InternalServiceException).
+    token = lake.search_tables(MaxResults=2)["NextToken"]
+    lake.create_table(DatabaseName="crm", TableInput=table_input("later"))
+    lake.store.checkpoint()
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    maintenance.expire(lake.store, retain=timedelta(0), grace=timedelta(0), dry_run=False, now=later)
+    with pytest.raises(lake.exceptions.InvalidInputException, match="NextToken: .*older than the history"):
+        Catalog(lake.warehouse).search_tables(MaxResults=2, NextToken=token)

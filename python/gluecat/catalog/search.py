@@ -19,6 +19,7 @@ from typing import Any
 from gluecat.catalog import paging
 from gluecat.catalog.context import TABLE, Context, copy_doc
 from gluecat.errors import InvalidInputException
+from gluecat.store.store import HistoryExpired
 
 _TOKEN_SPLIT = re.compile(r"[\s\-_:#/.,;|@!?()\[\]{}'\"=+*&%$^~`<>\\]+")
 _TIME_FIELDS = {"CreateTime", "UpdateTime", "LastAccessTime", "LastAnalyzedTime"}
@@ -133,7 +134,13 @@ def search_tables(
     if position is None:
         snap, offset = ctx.store.latest(), 0
     else:
-        snap, offset = ctx.store.at_version(int(position[0])), int(position[1])
+        try:
+            snap, offset = ctx.store.at_version(int(position[0])), int(position[1])
+        except HistoryExpired as e:
+            raise InvalidInputException(
+                f"NextToken: the search it continues read version {position[0]} of the warehouse, which is "
+                "older than the history it keeps now; search again from the start"
+            ) from e
     if resource_share_type == "FOREIGN" or resource_share_type == "FEDERATED":
         hits: list[dict[str, Any]] = []  # this catalog has no tables shared from other accounts
     else:
