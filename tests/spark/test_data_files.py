@@ -267,6 +267,42 @@ def test_a_write_moves_its_files_into_place_and_an_overwrite_replaces_old_ones(
     assert values == [["c"]]
 
 
+def test_a_write_the_catalog_refuses_leaves_the_table_as_it_was(cat: Catalog, warehouse: str) -> None:
+    # The partition index refuses a key value holding U+0001, so the write's one commit fails after
+    # its files were moved into place: they stayed (rows of a failed job in partition a, files that
+    # block a later write of the new partition), and an overwrite had deleted a's old rows already.
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db/t")
+    cat.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "TableType": "MANAGED_TABLE",
+            "StorageDescriptor": {
+                **PARQUET,
+                "Columns": [{"Name": "v", "Type": "int"}],
+                "Location": str(home),
+            },
+            "PartitionKeys": [{"Name": "p", "Type": "string"}],
+        },
+        PartitionIndexes=[{"IndexName": "by_p", "Keys": ["p"]}],
+    )
+    t = table(cat, "t")
+    files.commit_write(
+        t, staged(files, t, {"p=a": "part-old"}), "APPEND", [{"fragment": "p=a", "values": ["a"]}], []
+    )
+    written = [{"fragment": "p=a", "values": ["a"]}, {"fragment": "p=bad%01", "values": ["bad\x01"]}]
+    for mode in ("APPEND", "OVERWRITE_DYNAMIC"):
+        staging = staged(files, t, {"p=a": "part-new", "p=bad%01": "part-bad"})
+        with pytest.raises(InvalidInputException, match="U\\+0001"):
+            files.commit_write(t, staging, mode, written, [])
+        assert sorted(str(p.relative_to(home)) for p in home.rglob("part-*")) == ["p=a/part-old"]
+        assert not Path(staging).exists()
+    assert [p["Values"] for p in cat.get_partitions(DatabaseName="db", TableName="t")["Partitions"]] == [
+        ["a"]
+    ]
+
+
 def test_an_overwrite_of_a_folder_another_table_reads_is_refused_and_leaves_everything(
     cat: Catalog, warehouse: str
 ) -> None:
