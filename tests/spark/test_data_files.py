@@ -151,6 +151,23 @@ def test_a_folder_whose_name_ends_in_a_space_is_its_own(cat: Catalog, warehouse:
     assert folder_key(home) != folder_key(f"{warehouse}/db.db/t")
 
 
+def test_a_partition_whose_hive_path_no_folder_can_have_is_dropped_and_truncated(
+    cat: Catalog, warehouse: str
+) -> None:
+    # Registered through Glue without a location, its folder is <table>/p=<300 x's>: a name longer
+    # than a folder's may be (ENAMETOOLONG), so no file is there. DROP PARTITION committed, then failed
+    # looking for the folder (InternalServiceException for a drop that was done).
+    files = DataFiles(cat)
+    home = f"{warehouse}/db.db/t"
+    t = make(cat, "t", home, keys=["p"])
+    put(Path(home) / "p=a")  # the table's folder is there (a missing one stops the lookup before)
+    cat.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["x" * 300]})
+    files.truncate(t, [["x" * 300]])
+    removal = files.plan_drop_partitions(t, [["x" * 300]])
+    assert removal.trees == [f"{home}/p={'x' * 300}"]
+    files.remove(removal)
+
+
 def test_truncate_deletes_managed_files_and_refuses_external_and_shared_folders(
     cat: Catalog, warehouse: str
 ) -> None:

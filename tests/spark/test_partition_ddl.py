@@ -84,6 +84,19 @@ def test_partition_values_must_fit_the_key_types(spark: Any, table: str) -> None
     assert shown(spark, f"SHOW PARTITIONS {table}") == []
 
 
+def test_a_partition_whose_folder_name_would_be_too_long_needs_a_location(
+    spark: Any, table: str, tmp_path: Path
+) -> None:
+    # Its Hive path p=<300 x's> is no name a folder can have (ENAMETOOLONG at its first write or drop).
+    long = "x" * 300
+    with pytest.raises(Exception, match="cannot be the name of a folder"):
+        spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='ok', q=1) PARTITION (p='{long}', q=2)")
+    assert shown(spark, f"SHOW PARTITIONS {table}") == []
+    spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='{long}', q=2) LOCATION '{tmp_path}/long'")
+    spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='{long}', q=2)")
+    assert shown(spark, f"SHOW PARTITIONS {table}") == []
+
+
 def test_partition_indexes_through_procedures(spark: Any, warehouse: Path, ns: str, table: str) -> None:
     made = spark.sql(
         f"CALL glue.system.create_partition_index(table => '{ns}.t', index_name => 'pq', keys => 'p,q')"

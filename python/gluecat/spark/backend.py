@@ -32,6 +32,7 @@ from gluecat.errors import (
 )
 from gluecat.expressions.spark import TooDeep, parse_spark_filters
 from gluecat.gc_pause import gc_paused
+from gluecat.locations import folder_name_problem
 from gluecat.spark import formats, maintenance, statistics, views
 from gluecat.spark.data_files import (
     DataFiles,
@@ -109,6 +110,19 @@ def _move_back(move: tuple[str, str], failure: BaseException) -> None:
             f"The rename failed ({failure}), and the table's folder could not be moved back from {move[1]} "
             f"to {move[0]} ({e}): its data files are in {move[1]}; move them back by hand"
         ) from failure
+
+
+def _check_folder_names(table: dict[str, Any], values: list[str], name: str) -> None:
+    """A partition placed at its Hive path gets a folder for each key, ``k=v`` escaped: refused when one
+    would be too long a name for a folder (ENAMETOOLONG at its first write or drop)."""
+    for part in name.split("/"):
+        why = folder_name_problem(part)
+        if why is not None:
+            raise InvalidInputException(
+                f"Partition {[v[:40] for v in values]} of {table['DatabaseName']}.{table['Name']} has no "
+                f"folder of its own under the table's: {part[:60]!r}... cannot be the name of a folder "
+                f"({why}); give it a LOCATION"
+            )
 
 
 def _not_governed(table: dict[str, Any], statement: str) -> None:
@@ -904,6 +918,7 @@ class Backend:
             names = partition_names(keys, [values_list[i] for i in unplaced])
             base = table_location(table)
             for i, name in zip(unplaced, names, strict=True):
+                _check_folder_names(table, values_list[i], name)
                 locations[i] = f"{base}/{name}"
         add = []
         for values, props, location in zip(values_list, props_list, locations, strict=True):

@@ -30,6 +30,7 @@ is ever deleted):
 from __future__ import annotations
 
 import bisect
+import errno
 import posixpath
 import uuid
 from collections.abc import Iterable, Iterator
@@ -83,21 +84,30 @@ def _visible(path: str) -> bool:
     return not name.startswith(("_", "."))
 
 
+def _listing(fs: pafs.FileSystem, path: str, recursive: bool = False) -> list[pafs.FileInfo]:
+    """What a folder holds: nothing if it is not there, or if no folder can have its path (a name longer
+    than the file system allows, ENAMETOOLONG: the Hive path of a partition registered without a
+    location, whose values are long)."""
+    try:
+        return fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=recursive))
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return []
+        raise
+
+
 def data_files(location: str) -> list[str]:
     """The data files directly in a folder (not hidden ones, not subfolders), as file-system paths."""
     fs, path = filesystem(location)
     return [
-        info.path
-        for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
-        if info.type == pafs.FileType.File and _visible(info.path)
+        info.path for info in _listing(fs, path) if info.type == pafs.FileType.File and _visible(info.path)
     ]
 
 
 def has_files(location: str) -> bool:
     """Whether a folder holds any file, at any depth."""
     fs, path = filesystem(location)
-    infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True))
-    return any(info.type == pafs.FileType.File for info in infos)
+    return any(info.type == pafs.FileType.File for info in _listing(fs, path, recursive=True))
 
 
 def _in_staging(path: str) -> bool:
@@ -149,7 +159,13 @@ def _delete_files(location: str) -> None:
 def delete_tree(location: str) -> None:
     """Delete a folder and everything in it; one that is gone already counts as deleted."""
     fs, path = filesystem(location)
-    if fs.get_file_info(path).type != pafs.FileType.NotFound:
+    try:
+        found = fs.get_file_info(path).type != pafs.FileType.NotFound
+    except OSError as e:
+        if e.errno != errno.ENAMETOOLONG:  # else a path no folder can have: none to delete
+            raise
+        found = False
+    if found:
         fs.delete_dir(path)
 
 
