@@ -43,6 +43,19 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     return pafs.LocalFileSystem(), os.path.abspath(location)
 
 
+def hadoop_filesystem(location: str) -> tuple[pafs.FileSystem, str]:
+    """The file system and path of a location as Hadoop (Spark) reads it, where it writes a table's files:
+    a ``file:`` URI's path taken as it is (``k=a%3Ab`` is a folder of that name, as Spark names the
+    folder of the value ``a:b``), otherwise as ``filesystem`` reads it."""
+    if location.startswith("file:"):
+        path = location[5:]
+        if path.startswith("//"):
+            path = path[2:]
+        if path.startswith("/"):
+            return pafs.LocalFileSystem(), os.path.abspath(path)
+    return filesystem(location)
+
+
 def literal(location: str) -> str:
     """A local location with its characters taken as they are (Hadoop's reading of a ``file:`` URI:
     no percent-decoding), in the canonical form otherwise; for a folder some table reads, which may be

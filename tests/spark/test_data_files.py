@@ -347,8 +347,10 @@ def test_abort_removes_only_staging_folders(cat: Catalog, warehouse: str) -> Non
 def test_no_spelling_of_another_tables_folder_makes_it_deletable(
     cat: Catalog, warehouse: str, tmp_path: Path
 ) -> None:
-    """A managed table whose Location names another table's folder in another form (percent-escapes,
-    a doubled slash, a symbolic link) is that folder: it stays on DROP, and TRUNCATE of it is refused."""
+    """A managed table whose Location names another table's folder in another form (a doubled slash, a
+    symbolic link) is that folder: it stays on DROP, and TRUNCATE of it is refused. A percent-escape in
+    a file: URI is no other spelling: Spark (Hadoop) reads %6Frders as a folder of that name, and so
+    does gluecat, so that it deletes nothing of orders either."""
     files = DataFiles(cat)
     home = Path(f"{warehouse}/db.db")
     victim = put(home / "orders")
@@ -374,8 +376,11 @@ def test_no_spelling_of_another_tables_folder_makes_it_deletable(
         plan = files.plan_drop_table(alias)
         files.remove(plan)
         assert victim.exists(), location
-        with pytest.raises(InvalidInputException, match="db.orders also reads"):
-            files.truncate(alias, None)
+        if "%6F" in location:
+            files.truncate(alias, None)  # its own folder, %6Frders
+        else:
+            with pytest.raises(InvalidInputException, match="db.orders also reads"):
+                files.truncate(alias, None)
         assert victim.exists(), location
         cat.delete_table(DatabaseName=database, Name=f"alias{i}")
 

@@ -333,3 +333,22 @@ def test_a_name_that_cannot_be_a_folders_gets_no_managed_folder(spark: Any, ware
     assert names == ["a", "c/d"]
     assert rows(spark, f"glue.{ns}.a") == [(1,)]
     assert sorted(p.name for p in (warehouse / f"{ns}.db").iterdir()) == ["a"]
+
+
+def test_rows_of_partitions_whose_folder_names_spark_escapes_are_kept_at_a_file_location(
+    spark: Any, ns: str, tmp_path: Path
+) -> None:
+    # Spark records LOCATION '/x' as file:/x and writes the value a:b to the folder k=a%3Ab, literally.
+    # Read as a URI that folder was k=a:b: the commit found no files to move, registered the
+    # partition, deleted the job's folder with the files, and the INSERT succeeded with its rows gone.
+    t = f"glue.{ns}.e"
+    spark.sql(f"CREATE TABLE {t} (i INT, k STRING) USING parquet PARTITIONED BY (k) LOCATION '{tmp_path}/e'")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'a:b'), (2, 'plain'), (3, '50%'), (4, '2024-01-01 10:00')")
+    assert rows(spark, t) == [(1, "a:b"), (2, "plain"), (3, "50%"), (4, "2024-01-01 10:00")]
+    spark.sql(f"INSERT OVERWRITE {t} PARTITION (k='a:b') VALUES (5)")
+    assert rows(spark, t) == [(2, "plain"), (3, "50%"), (4, "2024-01-01 10:00"), (5, "a:b")]
+    assert data_files(tmp_path / "e") == sorted(
+        f"{folder}/{f.name}"
+        for folder in ("k=2024-01-01 10%3A00", "k=50%25", "k=a%3Ab", "k=plain")
+        for f in (tmp_path / "e" / folder).glob("part-*")
+    )

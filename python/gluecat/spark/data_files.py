@@ -55,10 +55,10 @@ _STORE_FOLDER = "_gluecat"
 
 
 def folder_key(location: str) -> str:
-    """A location in one canonical form for comparing folders: the place the file system touches
-    (gluecat.locations: ``file:`` URIs decoded as pyarrow decodes them, local paths with ``..``, ``//``
-    and symbolic links resolved, s3a/s3n as s3, no trailing slash)."""
-    return locations.canonical(location)
+    """A location in one canonical form for comparing folders: the place Spark writes to and this module
+    touches (gluecat.locations.literal: a ``file:`` URI's path as Hadoop reads it, not percent-decoded;
+    local paths with ``..``, ``//`` and symbolic links resolved, s3a/s3n as s3, no trailing slash)."""
+    return locations.literal(location)
 
 
 def _inside(child: str, parent: str) -> bool:
@@ -75,8 +75,9 @@ def _ancestors(key: str) -> Iterator[str]:
 
 
 def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
-    """The file system and path of a table or partition location (a URI, or a local path)."""
-    return locations.filesystem(location)
+    """The file system and path of a table or partition location (a URI, or a local path), read as Spark
+    reads it: a ``file:`` location's ``k=a%3Ab`` is the folder Spark wrote, not ``k=a:b``."""
+    return locations.hadoop_filesystem(location)
 
 
 def _visible(path: str) -> bool:

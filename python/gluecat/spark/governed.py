@@ -34,7 +34,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from gluecat import Catalog, LakeFormation
+from gluecat import Catalog, LakeFormation, locations
 from gluecat.catalog.governed import WAREHOUSE_VERSION
 from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
@@ -296,7 +296,7 @@ class GovernedWrites:
                 )
             # Checked and staged: now the files take their places (recorded for deletion on cancel).
             for f in files:
-                _, to = filesystem(f.target)
+                _, to = locations.filesystem(f.target)  # a URI gluecat made: percent-encoded
                 fs.create_dir(posixpath.dirname(to), recursive=True)
                 fs.move(f.source, to)
                 moved.append(to)
