@@ -284,6 +284,28 @@ def test_a_write_moves_its_files_into_place_and_an_overwrite_replaces_old_ones(
     assert values == [["c"]]
 
 
+def test_an_overwrite_keeps_its_rows_when_two_partitions_name_one_folder_in_two_spellings(
+    cat: Catalog, warehouse: str
+) -> None:
+    # Registered through the Glue API, b's Location is a's folder spelled as a URI: setting a's old files
+    # aside, then b's, must not take the new rows placed in that folder meanwhile.
+    files = DataFiles(cat)
+    home = Path(f"{warehouse}/db.db/t")
+    t = make(cat, "t", str(home), keys=["p"])
+    put(home / "p=a", "old")
+    for value, location in (("a", str(home / "p=a")), ("b", f"file://{home}/p=a/")):
+        cat.create_partition(
+            DatabaseName="db",
+            TableName="t",
+            PartitionInput={"Values": [value], "StorageDescriptor": {**PARQUET, "Location": location}},
+        )
+    job = staged(files, t, {"p=a": "new"})
+    files.commit_write(t, job, "TRUNCATE", [{"fragment": "p=a", "values": ["a"]}], [])
+    assert sorted(p.name for p in home.glob("p=a/*")) == ["new"]
+    values = [p["Values"] for p in cat.get_partitions(DatabaseName="db", TableName="t")["Partitions"]]
+    assert values == [["a"]]
+
+
 def test_a_write_the_catalog_refuses_leaves_the_table_as_it_was(cat: Catalog, warehouse: str) -> None:
     # The partition index refuses a key value holding U+0001, so the write's one commit fails after
     # its files were moved into place: they stayed (rows of a failed job in partition a, files that

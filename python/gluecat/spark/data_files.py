@@ -632,7 +632,7 @@ class DataFiles:
             if plan.overwritten:
                 claims = self.claims(table=table, leaving=plan.overwritten_values)
                 self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
-            moves = _Moves(staging, {folder: data_files(folder) for folder in plan.overwritten})
+            moves = _Moves(staging, plan.overwritten)
             new = {tuple(p["Values"]) for p in plan.add}
             later = []  # new partitions' files: placed once registered, so none is ever found unregistered
             try:
@@ -756,12 +756,16 @@ class _Moves:
     partition with all its old rows, none, or all its new ones. Elsewhere (a table's own folder, which holds
     the staging folder) the files move one by one: old ones all aside first, then the new ones in."""
 
-    def __init__(self, staging: str, replaced: dict[str, list[str]]) -> None:
+    def __init__(self, staging: str, overwritten: list[str]) -> None:
         self.staging = staging
         self.fs, staging_path = filesystem(staging)
         self.aside_folder = f"{staging_path.rstrip('/')}/{_REPLACED}"
-        self.replaced = replaced
-        """The files each overwritten folder holds that are not set aside yet."""
+        self.replaced: dict[str, list[str]] = {}
+        """The files each overwritten folder holds that are not set aside yet, by the folder's path: two
+        partitions can name one folder in two spellings (``file:`` or not, a trailing slash), and its
+        old files are set aside once, before new ones come in."""
+        for folder in overwritten:
+            self.replaced.setdefault(self._path(folder), data_files(folder))
         self.done: list[tuple[str, str]] = []
         """Every move made, (from, to), in order."""
         self._asides = 0
@@ -778,15 +782,20 @@ class _Moves:
         infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         return all(info.type == pafs.FileType.File for info in infos)
 
+    @staticmethod
+    def _path(folder: str) -> str:
+        return filesystem(folder)[1].rstrip("/")
+
     def set_aside(self, folder: str) -> None:
         """An overwritten folder's files go to the staging folder (hidden from readers) until the commit."""
-        files = self.replaced.pop(folder, [])
+        path = self._path(folder)
+        files = self.replaced.pop(path, [])
         if not files:
             return
-        _, path = filesystem(folder)
         to = f"{self.aside_folder}/{self._asides}"
         self._asides += 1
-        if self._flat(path):
+        # As one only while it holds just the files listed: never new rows placed in it meanwhile.
+        if self._flat(path) and sorted(data_files(folder)) == sorted(files):
             self.fs.create_dir(self.aside_folder, recursive=True)
             self._move(path.rstrip("/"), to)
             return
