@@ -6,14 +6,14 @@ from gluecat import Catalog
 from gluecat.spark import statistics
 
 
-def table_with(catalog: Catalog, parameters: dict[str, str]) -> dict:
+def table_with(catalog: Catalog, parameters: dict[str, str], id_type: str = "bigint") -> dict:
     catalog.create_database(DatabaseInput={"Name": "db"})
     catalog.create_table(
         DatabaseName="db",
         TableInput={
             "Name": "t",
             "Parameters": parameters,
-            "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}], "Location": "/tmp/t"},
+            "StorageDescriptor": {"Columns": [{"Name": "id", "Type": id_type}], "Location": "/tmp/t"},
         },
     )
     return catalog.get_table(DatabaseName="db", Name="t")["Table"]
@@ -31,3 +31,28 @@ def test_a_size_or_row_count_that_is_not_a_plain_decimal_number_is_ignored(tmp_p
     catalog = Catalog(str(tmp_path))
     table = table_with(catalog, {"totalSize": "²", "numRows": "١٠"})
     assert statistics.for_spark(catalog, table) == {"columns": {}}
+
+
+def test_decimal_bounds_of_more_than_28_digits_reach_spark_exactly(tmp_path) -> None:
+    """Python's Decimal arithmetic rounds to 28 digits: a decimal(38, 0) column's bound of 38 nines came back
+    to Spark as 1E+38, a value outside the column's type, and a decimal(38, 30) one lost its last digit."""
+    catalog = Catalog(str(tmp_path))
+    catalog.create_database(DatabaseInput={"Name": "db"})
+    columns = [{"Name": "big", "Type": "decimal(38,0)"}, {"Name": "fine", "Type": "decimal(38,30)"}]
+    catalog.create_table(
+        DatabaseName="db",
+        TableInput={"Name": "t", "StorageDescriptor": {"Columns": columns, "Location": "/tmp/t"}},
+    )
+    table = catalog.get_table(DatabaseName="db", Name="t")["Table"]
+    nines = "9" * 38
+    computed = {
+        "big": {"min": f"-{nines}", "max": nines, "null_count": 0, "distinct_count": 2},
+        "fine": {"min": "-1.000000000000000000000000000001", "max": "0.000000000000000000000000000000"},
+    }
+    assert statistics.store(catalog, table, computed) == (["big", "fine"], [])
+    read = statistics.for_spark(catalog, table)
+    assert read is not None
+    assert (read["columns"]["big"]["min"], read["columns"]["big"]["max"]) == (f"-{nines}", nines)
+    assert read["columns"]["fine"]["min"] == "-1.000000000000000000000000000001"
+    assert read["columns"]["fine"]["max"] == "0.000000000000000000000000000000"
+

@@ -141,8 +141,10 @@ def spark_statistics(glue: dict[str, Any]) -> dict[str, Any]:
 
 def _external(kind: str, value: Any) -> str:
     if kind == "DECIMAL":
+        # Built from its digits, not by arithmetic: Decimal's arithmetic rounds to 28 digits, and a
+        # decimal(38, 0) bound of 38 nines would turn into 1E+38, a value the column cannot hold.
         unscaled = int.from_bytes(value["UnscaledValue"], "big", signed=True)
-        return str(Decimal(unscaled).scaleb(-value["Scale"]))
+        return format(Decimal(f"{unscaled}E{-int(value['Scale'])}"), "f")
     if kind == "DATE":
         return value.date().isoformat() if isinstance(value, datetime) else str(value)
     return str(value)
