@@ -56,3 +56,13 @@ def test_decimal_bounds_of_more_than_28_digits_reach_spark_exactly(tmp_path) -> 
     assert read["columns"]["fine"]["min"] == "-1.000000000000000000000000000001"
     assert read["columns"]["fine"]["max"] == "0.000000000000000000000000000000"
 
+
+def test_a_double_column_holding_nan_or_infinity_keeps_its_counts_without_bounds(tmp_path) -> None:
+    """Spark's min and max of a double column holding NaN or an infinity are NaN or that infinity, which
+    Glue's bounds cannot hold: ANALYZE ... FOR ALL COLUMNS used to fail with InvalidInputException for
+    the whole table (after storing the row count). Now the column keeps its counts, and no bounds."""
+    catalog = Catalog(str(tmp_path))
+    table = table_with(catalog, {}, id_type="double")
+    computed = {"id": {"min": "-Infinity", "max": "NaN", "null_count": 1, "distinct_count": 3}}
+    assert statistics.store(catalog, table, computed) == (["id"], [])
+    assert statistics.for_spark(catalog, table) == {"columns": {"id": {"null_count": 1, "distinct_count": 3}}}

@@ -96,7 +96,9 @@ def _ranged(spark: dict[str, Any], parse: Any, nulls: int, distinct: int) -> dic
     for glue, key in (("MinimumValue", "min"), ("MaximumValue", "max")):
         if spark.get(key) is not None:
             value = parse(spark[key])
-            if not (isinstance(value, float) and math.isnan(value)):
+            # Spark's min and max of a double column are NaN or an infinity when the column holds one;
+            # Glue's bounds are finite numbers, so the column keeps its counts without bounds.
+            if not (isinstance(value, float) and not math.isfinite(value)):
                 out[glue] = value
     return out
 
