@@ -8,6 +8,7 @@ import datetime
 import shutil
 from pathlib import Path
 from typing import Any
+from unittest.mock import ANY
 
 import pytest
 from pyspark.errors import AnalysisException
@@ -180,6 +181,73 @@ def test_analyze_stores_statistics_in_glue_and_spark_plans_with_them(
         spark.conf.unset("spark.sql.cbo.enabled")
     assert str(planned.sizeInBytes()) == str(size)
     assert str(planned.rowCount().get()) == "3"
+
+
+def _statistics(warehouse: Path, ns: str, name: str) -> tuple[dict[str, str], list[str]]:
+    """A table's statistics parameters, and the columns that have Glue column statistics."""
+    glue = Catalog(str(warehouse))
+    table = glue.get_table(DatabaseName=ns, Name=name)["Table"]
+    names = [c["Name"] for c in table["StorageDescriptor"]["Columns"]]
+    got = glue.get_column_statistics_for_table(DatabaseName=ns, TableName=name, ColumnNames=names)
+    params = {k: v for k, v in table["Parameters"].items() if k in ("numRows", "totalSize", "numFiles")}
+    return params, [s["ColumnName"] for s in got["ColumnStatisticsList"]]
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        "INSERT INTO {t} VALUES (5, 'k')",
+        "INSERT OVERWRITE {t} VALUES (5, 'k')",
+        "TRUNCATE TABLE {t}",
+        "ALTER TABLE {t} DROP PARTITION (p = 'k')",
+        "ALTER TABLE {t} ADD PARTITION (p = 'new')",
+    ],
+)
+def test_a_write_drops_the_statistics_that_describe_the_data_before_it(
+    spark: Any, warehouse: Path, ns: str, write: str
+) -> None:
+    # As Spark's own catalog drops them (size.autoUpdate off): they were kept, so a table analyzed empty
+    # still planned as 0 bytes and 0 rows after an INSERT (a broadcast of whatever it holds), and min and
+    # max stayed those of rows an overwrite or TRUNCATE had removed.
+    t = f"glue.{ns}.w"
+    spark.sql(f"CREATE TABLE {t} (a INT, p STRING) USING parquet PARTITIONED BY (p)")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 'k'), (2, 'k')")
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+    params, columns = _statistics(warehouse, ns, "w")
+    assert params["numRows"] == "2" and columns == ["a"]
+    spark.sql(write.format(t=t))
+    assert _statistics(warehouse, ns, "w") == ({}, [])
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t}").collect()}
+    assert "rows" not in described.get("Statistics", "")
+
+
+def test_analyze_without_columns_drops_column_statistics_when_the_table_changed(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    # As Spark's ANALYZE does: column statistics of data whose size or row count has changed since are
+    # stale (a min and max of other rows). They were kept, beside the new row count.
+    t = f"glue.{ns}.x"
+    spark.sql(f"CREATE TABLE {t} (a INT, b INT) USING parquet")
+    spark.sql(f"INSERT INTO {t} VALUES (1, 1), (2, 2)")
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+    location = Catalog(str(warehouse)).get_table(DatabaseName=ns, Name="x")["Table"]["StorageDescriptor"]
+    # Rows another engine adds: the catalog hears nothing of them.
+    spark.range(100, 103).selectExpr("CAST(id AS INT) a", "CAST(id AS INT) b").write.mode("append").parquet(
+        location["Location"]
+    )
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR COLUMNS a")
+    assert _statistics(warehouse, ns, "x")[1] == ["a", "b"]  # FOR COLUMNS keeps the others' (as Spark)
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS")  # nothing changed since: they stay
+    assert _statistics(warehouse, ns, "x") == (
+        {"numRows": "5", "totalSize": ANY, "numFiles": ANY},
+        ["a", "b"],
+    )
+    spark.range(200, 201).selectExpr("CAST(id AS INT) a", "CAST(id AS INT) b").write.mode("append").parquet(
+        location["Location"]
+    )
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS")
+    params, columns = _statistics(warehouse, ns, "x")
+    assert params["numRows"] == "6" and columns == []
 
 
 def test_analyze_for_columns_names_what_it_cannot_do(spark: Any, ns: str) -> None:

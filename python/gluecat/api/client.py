@@ -213,9 +213,16 @@ class Catalog(ServiceClient, PartitionOperations):
 
     @operation("UpdateTableAsRead")
     def update_table_as_read(
-        self, *, Table: dict[str, Any], TableInput: dict[str, Any], SkipArchive: bool = False
+        self,
+        *,
+        Table: dict[str, Any],
+        TableInput: dict[str, Any],
+        SkipArchive: bool = False,
+        DropColumnStatistics: bool = False,
     ) -> dict[str, Any]:
-        """UpdateTable of ``Table`` as it was read: not of a table made again under its name since."""
+        """UpdateTable of ``Table`` as it was read: not of a table made again under its name since. With
+        ``DropColumnStatistics``, the table's column statistics go in the same commit (they describe
+        data that is no longer the table's)."""
         read = _read_table(Table)
         checked = validate.request(
             self.SERVICE, "UpdateTable", {"DatabaseName": read["DatabaseName"], "TableInput": TableInput}
@@ -229,6 +236,7 @@ class Catalog(ServiceClient, PartitionOperations):
             skip_archive=SkipArchive is True,
             version_id=None,
             read=read,
+            drop_column_statistics=DropColumnStatistics is True,
         )
         return response()
 

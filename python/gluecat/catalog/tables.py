@@ -197,9 +197,11 @@ def update_table(
     version_id: str | None,
     transaction_id: str | None = None,
     read: dict[str, Any] | None = None,
+    drop_column_statistics: bool = False,
 ) -> None:
     """UpdateTable; with ``read`` (a table as GetTable returned it), only of that table as it was read
-    (require_same_table)."""
+    (require_same_table); with ``drop_column_statistics``, the table's column statistics go in the same
+    commit."""
     name = table_input["Name"]
 
     def build(snap: Snapshot) -> Changes:
@@ -234,6 +236,9 @@ def update_table(
         changes.put(TABLE, (database, name), doc)
         changes.put(TABLE_VERSION, _version_key(database, name, new_version), doc)
         partitions.statistics_outdated_by_table_update(ctx, snap, old, doc, changes)
+        if drop_column_statistics:
+            for key in snap.keys_with_prefix(COLUMN_STATISTICS, (database, name)):
+                changes.delete(COLUMN_STATISTICS, key)
         reshaped_rows_changes(snap, old, doc, changes)
         return changes
 

@@ -853,6 +853,7 @@ class Backend:
         table = self._table(args)
         write = self.governed.commit if is_governed(table) else self.files.commit_write
         write(table, args["staging"], args["mode"], args["written"], args.get("overwrite", []))
+        self._statistics_outdated(table)
 
     def op_abort_write(self, args: dict[str, Any]) -> None:
         if self.governed.owns(args["staging"]):
@@ -866,8 +867,9 @@ class Backend:
         table = self._table(args)
         if is_governed(table):
             self.governed.truncate(table, args.get("partitions"))
-            return
-        self.files.truncate(table, args.get("partitions"))
+        else:
+            self.files.truncate(table, args.get("partitions"))
+        self._statistics_outdated(table)
 
     def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
@@ -927,6 +929,7 @@ class Backend:
                 part["Parameters"] = props
             add.append(part)
         got = self.catalog.commit_partitions(DatabaseName=args["database"], TableName=args["name"], Add=add)
+        self._statistics_outdated(table)
         return {"version": got["CommitVersion"]}
 
     def op_drop_partitions(self, args: dict[str, Any]) -> dict[str, int]:
@@ -945,7 +948,39 @@ class Backend:
 
         hidden = self._dropping(removal, commit)
         self.files.remove(removal, hidden=hidden)
+        self._statistics_outdated(table)
         return {"version": got["CommitVersion"]}
+
+    def _statistics_outdated(self, table: dict[str, Any]) -> None:
+        """After a change of the table's data (a write, TRUNCATE, partitions added or dropped): its
+        statistics, table parameters and column statistics, go, as Spark's own catalog drops them
+        (spark.sql.statistics.size.autoUpdate.enabled off). Kept, they would describe the data as it
+        was: a table analyzed empty would still plan as 0 bytes and 0 rows (broadcast whatever it
+        holds now), and min and max would be those of rows overwritten. A table without statistics
+        costs reads here, no commit."""
+        for _ in range(5):
+            try:
+                now = self.catalog.get_table(DatabaseName=table["DatabaseName"], Name=table["Name"])["Table"]
+            except EntityNotFoundException:
+                return  # dropped meanwhile: nothing left to describe
+            kept = statistics.without_statistics(now.get("Parameters") or {})
+            columns = statistics.has_column_statistics(self.catalog, now)
+            if kept is None and not columns:
+                return
+            new = table_input(now)
+            if kept is not None:
+                new["Parameters"] = kept
+            try:
+                self.catalog.update_table_as_read(
+                    Table=now, TableInput=new, SkipArchive=True, DropColumnStatistics=columns
+                )
+                return
+            except ConcurrentModificationException:
+                continue  # updated meanwhile: read it again, its statistics still describe old data
+        raise ConcurrentModificationException(
+            f"Table {table['DatabaseName']}.{table['Name']} was written, but kept being updated by others, so "
+            "its statistics, which describe the data before the write, could not be dropped: run ANALYZE TABLE"
+        )
 
     def op_get_partition(self, args: dict[str, Any]) -> dict[str, str]:
         p = self.catalog.get_partition(
@@ -1049,13 +1084,19 @@ class Backend:
             sizes = [info.size for f in folders if f for info in _file_infos(f)]
         rows = args.get("num_rows")
         new = table_input(table)
-        new["Parameters"] = statistics.table_parameters(
-            new.get("Parameters") or {}, sum(sizes), len(sizes), rows
+        old = new.get("Parameters") or {}
+        new["Parameters"] = statistics.table_parameters(old, sum(sizes), len(sizes), rows)
+        # As Spark's ANALYZE without columns: when the size or row count changed, the column statistics
+        # (of the data as it was) go; ANALYZE ... FOR COLUMNS keeps the other columns' (AnalyzeColumnCommand).
+        outdated = not (args.get("columns") or args.get("all_columns")) and statistics.changed(
+            old, new["Parameters"]
         )
         # Listing the files takes a while: a table update made meanwhile through another door fails this
         # one (ConcurrentModificationException) rather than being reverted, and dropped from the history
         # by SkipArchive.
-        self.catalog.update_table_as_read(Table=table, TableInput=new, SkipArchive=True)
+        self.catalog.update_table_as_read(
+            Table=table, TableInput=new, SkipArchive=True, DropColumnStatistics=outdated
+        )
         out = [
             {"statistic": statistics.SIZE, "value": str(sum(sizes))},
             {"statistic": statistics.FILES, "value": str(len(sizes))},

@@ -24,6 +24,9 @@ _LONG = {"tinyint", "smallint", "int", "integer", "bigint", "long"}
 _DOUBLE = {"float", "double"}
 _STRING = {"string", "char", "varchar"}
 _BATCH = 25  # UpdateColumnStatisticsForTable's limit
+# The table parameters that describe the table's data as it was when counted (Hive's and Spark's).
+_TABLE_STATISTICS = (ROWS, SIZE, FILES, "rawDataSize")
+_SPARK_STATISTICS = "spark.sql.statistics."
 
 
 def table_parameters(params: dict[str, str], size: int, files: int, rows: int | None) -> dict[str, str]:
@@ -37,6 +40,36 @@ def table_parameters(params: dict[str, str], size: int, files: int, rows: int | 
     if rows is not None:
         out.update({ROWS: str(rows), SPARK_ROWS: str(rows)})
     return out
+
+
+def changed(before: dict[str, str], after: dict[str, str]) -> bool:
+    """Whether ANALYZE found another size or row count than the table's parameters held (Spark's
+    CommandUtils.compareAndGetNewStats; a row count only where it counted rows)."""
+    size = (before.get(SPARK_SIZE) or before.get(SIZE)) != after.get(SPARK_SIZE)
+    rows = (
+        after.get(SPARK_ROWS) is not None
+        and (before.get(SPARK_ROWS) or before.get(ROWS)) != after[SPARK_ROWS]
+    )
+    return size or rows
+
+
+def without_statistics(params: dict[str, str]) -> dict[str, str] | None:
+    """The table parameters without its statistics (size, row and file counts), or None if it has none."""
+    kept = {
+        k: v for k, v in params.items() if k not in _TABLE_STATISTICS and not k.startswith(_SPARK_STATISTICS)
+    }
+    return kept if len(kept) != len(params) else None
+
+
+def has_column_statistics(catalog: Catalog, table: dict[str, Any]) -> bool:
+    """Whether any column of the table has Glue column statistics."""
+    names = [c["Name"] for c in (table.get("StorageDescriptor") or {}).get("Columns", [])]
+    return any(
+        catalog.get_column_statistics_for_table(
+            DatabaseName=table["DatabaseName"], TableName=table["Name"], ColumnNames=batch
+        )["ColumnStatisticsList"]
+        for batch in _batches(names, 100)
+    )
 
 
 def glue_statistics(
