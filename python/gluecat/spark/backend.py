@@ -687,11 +687,18 @@ class Backend:
         changes = [_change(c) for c in args["changes"]]
         _check_readable_types(self.catalog, table, changes)
         new = tc.apply_changes(table_input(table), changes, layout)
+        # A new location is other data: its statistics go, as Spark's SET LOCATION drops them.
+        moved = (new.get("StorageDescriptor") or {}).get("Location") != (
+            table.get("StorageDescriptor") or {}
+        ).get("Location")
+        kept = statistics.without_statistics(new.get("Parameters") or {}) if moved else None
+        if kept is not None:
+            new["Parameters"] = kept
         # The changes were applied to the table as read above: an update another client made since (a
         # boto3 UpdateTable, a crawler) must fail this one, not be overwritten by it.
         # (A table dropped and made again under its name meanwhile starts again at the same VersionId 1:
         # update_table_as_read tells it apart.)
-        self.catalog.update_table_as_read(Table=table, TableInput=new)
+        self.catalog.update_table_as_read(Table=table, TableInput=new, DropColumnStatistics=moved)
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
         """Glue has no rename: the table is made again under its new name with its partitions and indexes,
