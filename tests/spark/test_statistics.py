@@ -66,3 +66,33 @@ def test_a_double_column_holding_nan_or_infinity_keeps_its_counts_without_bounds
     computed = {"id": {"min": "-Infinity", "max": "NaN", "null_count": 1, "distinct_count": 3}}
     assert statistics.store(catalog, table, computed) == (["id"], [])
     assert statistics.for_spark(catalog, table) == {"columns": {"id": {"null_count": 1, "distinct_count": 3}}}
+
+
+def test_hive_zeros_are_no_statistics_but_sparks_own_are(tmp_path) -> None:
+    """Hive writes totalSize, numRows and rawDataSize as 0 for tables whose statistics it did not gather (made
+    by Hive's CREATE TABLE, written with autogather off); Spark's Hive catalog reads them as no statistics.
+    Read as 0 bytes and 0 rows, a table full of data planned as empty (a broadcast of all of it). Spark's
+    own keys, which only ANALYZE writes, are read as they are."""
+    catalog = Catalog(str(tmp_path))
+    table = table_with(catalog, {"numFiles": "0", "numRows": "0", "rawDataSize": "0", "totalSize": "0"})
+    assert statistics.for_spark(catalog, table) == {"columns": {}}
+    catalog.update_table(
+        DatabaseName="db",
+        TableInput={"Name": "t", "Parameters": {"totalSize": "0", "rawDataSize": "512", "numRows": "0"}},
+    )
+    table = catalog.get_table(DatabaseName="db", Name="t")["Table"]
+    assert statistics.for_spark(catalog, table) == {"columns": {}, "size": 512}
+    catalog.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "t",
+            "Parameters": {
+                "totalSize": "4096",
+                "numRows": "99",
+                "spark.sql.statistics.totalSize": "0",
+                "spark.sql.statistics.numRows": "0",
+            },
+        },
+    )
+    table = catalog.get_table(DatabaseName="db", Name="t")["Table"]
+    assert statistics.for_spark(catalog, table) == {"columns": {}, "size": 0, "rows": 0}

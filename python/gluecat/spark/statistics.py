@@ -18,14 +18,14 @@ from typing import Any
 from gluecat import Catalog
 from gluecat.catalog.context import base_type
 
-ROWS, SIZE, FILES = "numRows", "totalSize", "numFiles"
+ROWS, SIZE, FILES, RAW_SIZE = "numRows", "totalSize", "numFiles", "rawDataSize"
 SPARK_ROWS, SPARK_SIZE = "spark.sql.statistics.numRows", "spark.sql.statistics.totalSize"
 _LONG = {"tinyint", "smallint", "int", "integer", "bigint", "long"}
 _DOUBLE = {"float", "double"}
 _STRING = {"string", "char", "varchar"}
 _BATCH = 25  # UpdateColumnStatisticsForTable's limit
 # The table parameters that describe the table's data as it was when counted (Hive's and Spark's).
-_TABLE_STATISTICS = (ROWS, SIZE, FILES, "rawDataSize")
+_TABLE_STATISTICS = (ROWS, SIZE, FILES, RAW_SIZE)
 _SPARK_STATISTICS = "spark.sql.statistics."
 
 
@@ -224,8 +224,7 @@ def for_spark(catalog: Catalog, table: dict[str, Any]) -> dict[str, Any] | None:
     """The statistics Spark's planner and DESCRIBE read, when ANALYZE (or anyone) stored some: size in bytes,
     row count, and column statistics by column name."""
     params = table.get("Parameters") or {}
-    size = params.get(SPARK_SIZE) or params.get(SIZE)
-    rows = params.get(SPARK_ROWS) or params.get(ROWS)
+    size, rows = _table_statistics(params)
     names = [c["Name"] for c in (table.get("StorageDescriptor") or {}).get("Columns", [])]
     columns: dict[str, Any] = {}
     for batch in _batches(names, 100):
@@ -235,11 +234,29 @@ def for_spark(catalog: Catalog, table: dict[str, Any]) -> dict[str, Any] | None:
         for s in got["ColumnStatisticsList"]:
             name = next(n for n in batch if n.lower() == s["ColumnName"].lower())
             columns[name] = spark_statistics(s)
-    if size is None and rows is None and not columns:
+    if not any(k in params for k in (SPARK_SIZE, SIZE, RAW_SIZE)) and not columns:
         return None
     out: dict[str, Any] = {"columns": columns}
-    if size is not None and size.isascii() and size.isdigit():
-        out["size"] = int(size)
-    if rows is not None and rows.isascii() and rows.isdigit():
-        out["rows"] = int(rows)
+    if size is not None:
+        out["size"] = size
+    if rows is not None:
+        out["rows"] = rows
     return out
+
+
+def _number(text: str | None) -> int | None:
+    # Parameters are anyone's text: '²' is a digit to str.isdigit(), but no number.
+    return int(text) if text is not None and text.isascii() and text.isdigit() else None
+
+
+def _table_statistics(params: dict[str, str]) -> tuple[int | None, int | None]:
+    """The size and row count, as Spark's Hive catalog reads them (HiveExternalCatalog, HiveClientImpl):
+    Spark's own spark.sql.statistics.* as written, 0 included; else Hive's totalSize (or rawDataSize)
+    only above 0, and numRows only above 0 beside such a size. Hive leaves 0 there for tables whose
+    statistics it did not gather (a new table, an external one, an INSERT with autogather off): read as
+    they are, a table full of data would plan as empty, and be broadcast."""
+    if SPARK_SIZE in params:
+        return _number(params[SPARK_SIZE]), _number(params.get(SPARK_ROWS))
+    size = _number(params.get(SIZE)) or _number(params.get(RAW_SIZE))
+    rows = _number(params.get(ROWS)) if size else None
+    return size or None, rows or None
