@@ -859,8 +859,8 @@ class Backend:
         governed table's files are registered as objects in the job's transaction, which commits."""
         table = self._table(args)
         write = self.governed.commit if is_governed(table) else self.files.commit_write
-        write(table, args["staging"], args["mode"], args["written"], args.get("overwrite", []))
         self._statistics_outdated(table)
+        write(table, args["staging"], args["mode"], args["written"], args.get("overwrite", []))
 
     def op_abort_write(self, args: dict[str, Any]) -> None:
         if self.governed.owns(args["staging"]):
@@ -872,11 +872,11 @@ class Backend:
         """TRUNCATE TABLE [PARTITION]: the files go, the partitions stay (as Hive does); refused on an
         external table."""
         table = self._table(args)
+        self._statistics_outdated(table)
         if is_governed(table):
             self.governed.truncate(table, args.get("partitions"))
         else:
             self.files.truncate(table, args.get("partitions"))
-        self._statistics_outdated(table)
 
     def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
@@ -935,8 +935,8 @@ class Backend:
             if props:
                 part["Parameters"] = props
             add.append(part)
-        got = self.catalog.commit_partitions(DatabaseName=args["database"], TableName=args["name"], Add=add)
         self._statistics_outdated(table)
+        got = self.catalog.commit_partitions(DatabaseName=args["database"], TableName=args["name"], Add=add)
         return {"version": got["CommitVersion"]}
 
     def op_drop_partitions(self, args: dict[str, Any]) -> dict[str, int]:
@@ -944,6 +944,7 @@ class Backend:
         table = self._table(args)
         _not_governed(table, "ALTER TABLE DROP PARTITION")
         removal = self.files.plan_drop_partitions(table, args["partitions"])
+        self._statistics_outdated(table)
         got: dict[str, Any] = {}
 
         def commit() -> None:
@@ -955,16 +956,17 @@ class Backend:
 
         hidden = self._dropping(removal, commit)
         self.files.remove(removal, hidden=hidden)
-        self._statistics_outdated(table)
         return {"version": got["CommitVersion"]}
 
     def _statistics_outdated(self, table: dict[str, Any]) -> None:
-        """After a change of the table's data (a write, TRUNCATE, partitions added or dropped): its
+        """Before a change of the table's data (a write, TRUNCATE, partitions added or dropped): its
         statistics, table parameters and column statistics, go, as Spark's own catalog drops them
         (spark.sql.statistics.size.autoUpdate.enabled off). Kept, they would describe the data as it
         was: a table analyzed empty would still plan as 0 bytes and 0 rows (broadcast whatever it
-        holds now), and min and max would be those of rows overwritten. A table without statistics
-        costs reads here, no commit."""
+        holds now), and min and max would be those of rows overwritten. Before, not after: a failure
+        here must fail the statement while nothing has changed (a committed write reported as failed
+        is run again: its rows twice), and statistics lost to a write that then fails cost nothing
+        but a plan made without them. A table without statistics costs reads here, no commit."""
         for _ in range(5):
             try:
                 now = self.catalog.get_table(DatabaseName=table["DatabaseName"], Name=table["Name"])["Table"]
@@ -985,8 +987,8 @@ class Backend:
             except ConcurrentModificationException:
                 continue  # updated meanwhile: read it again, its statistics still describe old data
         raise ConcurrentModificationException(
-            f"Table {table['DatabaseName']}.{table['Name']} was written, but kept being updated by others, so "
-            "its statistics, which describe the data before the write, could not be dropped: run ANALYZE TABLE"
+            f"Table {table['DatabaseName']}.{table['Name']} kept being updated by others, so its statistics, "
+            "which a change of its data outdates, could not be dropped first; nothing was changed"
         )
 
     def op_get_partition(self, args: dict[str, Any]) -> dict[str, str]:
