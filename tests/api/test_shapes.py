@@ -839,6 +839,7 @@ VALID_STATISTICS = [
     ("BOOLEAN", "BooleanColumnStatisticsData", {"NumberOfTrues": 5, "NumberOfFalses": 0, "NumberOfNulls": 1}),
     ("DATE", "DateColumnStatisticsData", {"MinimumValue": datetime(2024, 1, 1, tzinfo=UTC), "MaximumValue": datetime(2024, 2, 1, tzinfo=UTC), **COUNTS}),
     ("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": decimal(-150, 2), "MaximumValue": decimal(99, 2), **COUNTS}),
+    ("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": (-(10**38) + 1).to_bytes(17, "big", signed=True), "Scale": 38}, "MaximumValue": {"UnscaledValue": (10**38 - 1).to_bytes(16, "big", signed=True), "Scale": 0}, **COUNTS}),
     ("DOUBLE", "DoubleColumnStatisticsData", {"MinimumValue": -1.5, "MaximumValue": 2.0, **COUNTS}),
     ("LONG", "LongColumnStatisticsData", {"MinimumValue": -(2**63), "MaximumValue": 2**63 - 1, **COUNTS}),
     ("LONG", "LongColumnStatisticsData", COUNTS),  # minimum and maximum are optional
@@ -889,6 +890,13 @@ REFUSED_STATISTICS = [
     (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": decimal(100, 2), "MaximumValue": decimal(999, 3), **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue", "is greater than MaximumValue"),
     (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": 1, "Scale": 0}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue.UnscaledValue", "must be bytes"),
     (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": b"\x01"}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue.Scale", "is required"),
+    # No decimal holds more than 38 digits, or a scale outside 0..38: a Scale of 2**31 - 1, or thousands of
+    # digits, cost gigabytes or failed with ValueError wherever the bound was written out as a number.
+    (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": b"\x01", "Scale": 2**31 - 1}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue.Scale", "must be between 0 and 38"),
+    (stats("DECIMAL", "DecimalColumnStatisticsData", {"MaximumValue": {"UnscaledValue": b"\x01", "Scale": -1}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MaximumValue.Scale", "must be between 0 and 38"),
+    (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": b"\x01" * 2000, "Scale": 0}, "MaximumValue": {"UnscaledValue": b"\x01" * 2001, "Scale": 0}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue.UnscaledValue", "more than 38 digits"),
+    (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": (-(10**38)).to_bytes(17, "big", signed=True), "Scale": 0}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue.UnscaledValue", "more than 38 digits"),
+    (stats("DECIMAL", "DecimalColumnStatisticsData", {"MinimumValue": {"UnscaledValue": b"", "Scale": 0}, **COUNTS}), f"{SF}.StatisticsData.DecimalColumnStatisticsData.MinimumValue.UnscaledValue", "at least one byte"),
     (stats("BOOLEAN", "BooleanColumnStatisticsData", {"NumberOfTrues": 1, "NumberOfFalses": 1}), f"{SF}.StatisticsData.BooleanColumnStatisticsData.NumberOfNulls", "is required"),
     (stats("STRING", "StringColumnStatisticsData", {"MaximumLength": 1, "AverageLength": -0.5, **COUNTS}), f"{SF}.StatisticsData.StringColumnStatisticsData.AverageLength", "at least 0"),
     (stats("BINARY", "BinaryColumnStatisticsData", {"MaximumLength": 1, "AverageLength": 1.0, **COUNTS}), f"{SF}.StatisticsData.BinaryColumnStatisticsData", "unknown field 'NumberOfDistinctValues'"),

@@ -96,3 +96,17 @@ def test_hive_zeros_are_no_statistics_but_sparks_own_are(tmp_path) -> None:
     )
     table = catalog.get_table(DatabaseName="db", Name="t")["Table"]
     assert statistics.for_spark(catalog, table) == {"columns": {}, "size": 0, "rows": 0}
+
+
+def test_a_decimal_bound_no_spark_decimal_holds_is_left_out() -> None:
+    """Stored before UpdateColumnStatistics refused them, such bounds were written out in full at every load of
+    the table: a Scale of 2**31 - 1 as a string of two billion digits, thousands of digits as a ValueError that
+    stopped Spark loading the table at all."""
+    data = {
+        "MinimumValue": {"UnscaledValue": b"\x01", "Scale": 39},
+        "MaximumValue": {"UnscaledValue": b"\x01" * 2000, "Scale": 0},
+        "NumberOfNulls": 0,
+        "NumberOfDistinctValues": 2,
+    }
+    glue = {"ColumnName": "m", "StatisticsData": {"Type": "DECIMAL", "DecimalColumnStatisticsData": data}}
+    assert statistics.spark_statistics(glue) == {"null_count": 0, "distinct_count": 2}

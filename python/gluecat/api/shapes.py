@@ -318,6 +318,27 @@ def _statistics_data(data: dict[str, Any], field: str) -> None:
         invalid(field, f"Type {kind} needs exactly the member {member}, but has {', '.join(given) or 'none'}")
 
 
+# Hive's and Spark's decimals hold at most 38 digits, at a scale of 0 to 38 (Hive's DECIMAL(p, s) limits).
+_DECIMAL_DIGITS = 38
+
+
+def _decimal_number(value: dict[str, Any], field: str) -> None:
+    # A bound no decimal column can hold is a wrong one; unchecked, a Scale of 2**31 - 1 or an
+    # UnscaledValue of thousands of digits cost gigabytes (or failed with ValueError) wherever the
+    # value is written out as a number: in this check, and in every Spark load of the table.
+    unscaled = value["UnscaledValue"]
+    if not unscaled:
+        invalid(
+            f"{field}.UnscaledValue", "must hold at least one byte (a big-endian two's complement integer)"
+        )
+    if len(unscaled) > 17 or abs(int.from_bytes(unscaled, "big", signed=True)) >= 10**_DECIMAL_DIGITS:
+        invalid(
+            f"{field}.UnscaledValue", f"has more than {_DECIMAL_DIGITS} digits, more than a decimal holds"
+        )
+    if not 0 <= value["Scale"] <= _DECIMAL_DIGITS:
+        invalid(f"{field}.Scale", f"must be between 0 and {_DECIMAL_DIGITS}, not {value['Scale']}")
+
+
 def _comparable(value: Any) -> Any:
     if isinstance(value, dict):
         # A DecimalNumber, compared exactly: a float would round, and 10**Scale could be huge.
@@ -342,6 +363,7 @@ validate.RULES.update(
         "Segment": _segment,
         "DateColumnStatisticsData": _bounds,
         "DecimalColumnStatisticsData": _bounds,
+        "DecimalNumber": _decimal_number,
         "DoubleColumnStatisticsData": _bounds,
         "LongColumnStatisticsData": _bounds,
     }

@@ -174,12 +174,14 @@ def spark_statistics(glue: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def _external(kind: str, value: Any) -> str:
+def _external(kind: str, value: Any) -> str | None:
     if kind == "DECIMAL":
         # Built from its digits, not by arithmetic: Decimal's arithmetic rounds to 28 digits, and a
         # decimal(38, 0) bound of 38 nines would turn into 1E+38, a value the column cannot hold.
-        unscaled = int.from_bytes(value["UnscaledValue"], "big", signed=True)
-        return format(Decimal(f"{unscaled}E{-int(value['Scale'])}"), "f")
+        unscaled, scale = int.from_bytes(value["UnscaledValue"], "big", signed=True), int(value["Scale"])
+        if abs(unscaled) >= 10**38 or not 0 <= scale <= 38:
+            return None  # no Spark decimal holds it (stored before UpdateColumnStatistics refused such)
+        return format(Decimal(f"{unscaled}E{-scale}"), "f")
     if kind == "DATE":
         return value.date().isoformat() if isinstance(value, datetime) else str(value)
     return str(value)
