@@ -222,6 +222,29 @@ def test_a_write_drops_the_statistics_that_describe_the_data_before_it(
     assert "rows" not in described.get("Statistics", "")
 
 
+def test_with_size_auto_update_a_write_records_the_new_size_as_sparks_catalog_does(
+    spark: Any, warehouse: Path, ns: str
+) -> None:
+    t = f"glue.{ns}.u"
+    spark.sql(f"CREATE TABLE {t} (a INT) USING parquet")
+    spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS FOR ALL COLUMNS")
+    spark.conf.set("spark.sql.statistics.size.autoUpdate.enabled", "true")
+    try:
+        spark.sql(f"INSERT INTO {t} VALUES (1), (2)")
+    finally:
+        spark.conf.unset("spark.sql.statistics.size.autoUpdate.enabled")
+    params, columns = _statistics(warehouse, ns, "u")
+    location = Path(
+        Catalog(str(warehouse))
+        .get_table(DatabaseName=ns, Name="u")["Table"]["StorageDescriptor"]["Location"]
+        .removeprefix("file:")
+    )
+    size = sum(f.stat().st_size for f in location.rglob("*.parquet"))
+    assert (params, columns) == ({"totalSize": str(size), "numFiles": ANY}, [])
+    described = {r.col_name: r.data_type for r in spark.sql(f"DESCRIBE TABLE EXTENDED {t}").collect()}
+    assert described["Statistics"] == f"{size} bytes"
+
+
 def test_analyze_without_columns_drops_column_statistics_when_the_table_changed(
     spark: Any, warehouse: Path, ns: str
 ) -> None:

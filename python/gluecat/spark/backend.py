@@ -861,6 +861,7 @@ class Backend:
         write = self.governed.commit if is_governed(table) else self.files.commit_write
         self._statistics_outdated(table)
         write(table, args["staging"], args["mode"], args["written"], args.get("overwrite", []))
+        self._size_updated(table, args)
 
     def op_abort_write(self, args: dict[str, Any]) -> None:
         if self.governed.owns(args["staging"]):
@@ -877,6 +878,7 @@ class Backend:
             self.governed.truncate(table, args.get("partitions"))
         else:
             self.files.truncate(table, args.get("partitions"))
+        self._size_updated(table, args)
 
     def op_partition_identities(self, args: dict[str, Any]) -> dict[str, Any]:
         """Every partition's identity, for the shim's existence checks; or just "unchanged" when no commit
@@ -937,6 +939,7 @@ class Backend:
             add.append(part)
         self._statistics_outdated(table)
         got = self.catalog.commit_partitions(DatabaseName=args["database"], TableName=args["name"], Add=add)
+        self._size_updated(table, args)
         return {"version": got["CommitVersion"]}
 
     def op_drop_partitions(self, args: dict[str, Any]) -> dict[str, int]:
@@ -956,6 +959,7 @@ class Backend:
 
         hidden = self._dropping(removal, commit)
         self.files.remove(removal, hidden=hidden)
+        self._size_updated(table, args)
         return {"version": got["CommitVersion"]}
 
     def _statistics_outdated(self, table: dict[str, Any]) -> None:
@@ -990,6 +994,23 @@ class Backend:
             f"Table {table['DatabaseName']}.{table['Name']} kept being updated by others, so its statistics, "
             "which a change of its data outdates, could not be dropped first; nothing was changed"
         )
+
+    def _size_updated(self, table: dict[str, Any], args: dict[str, Any]) -> None:
+        """After a change of the table's data, with spark.sql.statistics.size.autoUpdate.enabled
+        (``size_auto_update``): its new size and file count in its parameters, as Spark's catalog records
+        them (CommandUtils.updateTableStats), for the planner to use. Best effort: the data is committed,
+        so a failure here must not report the statement as failed (run again, its rows would be there
+        twice); the table is then left without statistics, as without the setting."""
+        if not args.get("size_auto_update"):
+            return
+        with contextlib.suppress(GlueError, OSError):
+            now = self.catalog.get_table(DatabaseName=table["DatabaseName"], Name=table["Name"])["Table"]
+            sizes = self._file_sizes(now)
+            new = table_input(now)
+            new["Parameters"] = statistics.table_parameters(
+                new.get("Parameters") or {}, sum(sizes), len(sizes), None
+            )
+            self.catalog.update_table_as_read(Table=now, TableInput=new, SkipArchive=True)
 
     def op_get_partition(self, args: dict[str, Any]) -> dict[str, str]:
         p = self.catalog.get_partition(
@@ -1075,22 +1096,22 @@ class Backend:
         )
         return {"version": version}
 
+    def _file_sizes(self, table: dict[str, Any]) -> list[int]:
+        """The sizes of the table's data files (from its folders; a governed table's from its objects)."""
+        if is_governed(table):  # its files are its objects
+            objects = self.governed.objects(table, [], None, None)
+            return [int(n or 0) for n in objects.column("Size").to_pylist()]
+        folders = [f for _, f in self.files.partition_folders(table)] if table.get("PartitionKeys") else []
+        if not table.get("PartitionKeys"):
+            folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
+        return [info.size for f in folders if f for info in _file_infos(f)]
+
     def op_analyze_table(self, args: dict[str, Any]) -> list[dict[str, str]]:
         """ANALYZE TABLE: the table's size and file count (from its folders; a governed table's from its
         objects), the row count and column statistics Spark computed (``num_rows``, ``column_stats``;
         absent with NOSCAN), stored in Glue."""
         table = self._named(args)
-        sizes: list[int]
-        if is_governed(table):  # its files are its objects
-            objects = self.governed.objects(table, [], None, None)
-            sizes = [int(n or 0) for n in objects.column("Size").to_pylist()]
-        else:
-            folders = (
-                [f for _, f in self.files.partition_folders(table)] if table.get("PartitionKeys") else []
-            )
-            if not table.get("PartitionKeys"):
-                folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
-            sizes = [info.size for f in folders if f for info in _file_infos(f)]
+        sizes = self._file_sizes(table)
         rows = args.get("num_rows")
         new = table_input(table)
         old = new.get("Parameters") or {}

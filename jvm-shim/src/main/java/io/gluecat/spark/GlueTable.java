@@ -206,6 +206,15 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         return Backend.table(info.ident.namespace()[0], info.ident.name());
     }
 
+    /** The arguments of a call that changes the table's data, whose statistics it outdates: with
+     * spark.sql.statistics.size.autoUpdate.enabled, the backend records the new size, as Spark's catalog does. */
+    private ObjectNode dataChangeArgs() {
+        scala.Option<SparkSession> spark = SparkSession.getActiveSession();
+        boolean auto = spark.isDefined() && "true".equalsIgnoreCase(
+            spark.get().conf().get("spark.sql.statistics.size.autoUpdate.enabled", "false"));
+        return args().put("size_auto_update", auto);
+    }
+
     private String readableFormat() {
         if (info.unreadable != null) {
             throw new UnsupportedOperationException("gluecat: " + info.unreadable);
@@ -389,7 +398,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         @Override
         public void commit(String staging, GlueWrite.Mode mode, Filter[] filters, List<String> fragments,
                 List<List<String>> values) {
-            ObjectNode a = args().put("staging", staging).put("mode", mode.name());
+            ObjectNode a = dataChangeArgs().put("staging", staging).put("mode", mode.name());
             if (mode == GlueWrite.Mode.OVERWRITE_BY_FILTER) {
                 ArrayNode replaced = a.putArray("overwrite");
                 overwritten(filters).forEach(v -> replaced.add(Partitions.json(v)));
@@ -415,7 +424,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     @Override
     public boolean truncateTable() {
         try {
-            backend.call("truncate", args());
+            backend.call("truncate", dataChangeArgs());
         } catch (Backend.GlueError e) {
             throw e.toSpark("tableName", catalog.quoted(info.ident));  // CANNOT_TRUNCATE_EXTERNAL_TABLE
         }
@@ -472,7 +481,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
                 throw partitionsError("PARTITIONS_ALREADY_EXIST", existing);
             }
         }
-        ObjectNode a = args();
+        ObjectNode a = dataChangeArgs();
         a.set("partitions", json(values));
         ArrayNode props = a.putArray("properties");
         for (Map<String, String> p : properties) {
@@ -503,7 +512,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     public boolean dropPartitions(InternalRow[] idents) {
         List<List<String>> values = values(idents);
         checkDropped(values);
-        ObjectNode a = args();
+        ObjectNode a = dataChangeArgs();
         a.set("partitions", json(values));
         try {
             committed(backend.call("drop_partitions", a), List.of(), values);
@@ -520,7 +529,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     public boolean purgePartitions(InternalRow[] idents) {
         List<List<String>> values = values(idents);
         checkDropped(values);
-        ObjectNode a = args().put("purge", true);
+        ObjectNode a = dataChangeArgs().put("purge", true);
         a.set("partitions", json(values));
         committed(backend.call("drop_partitions", a), List.of(), values);
         return true;
@@ -533,7 +542,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     @Override
     public boolean truncatePartitions(InternalRow[] idents) throws NoSuchPartitionException {
-        ObjectNode a = args();
+        ObjectNode a = dataChangeArgs();
         a.set("partitions", json(values(idents)));
         try {
             backend.call("truncate", a);
