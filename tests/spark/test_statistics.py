@@ -110,3 +110,16 @@ def test_a_decimal_bound_no_spark_decimal_holds_is_left_out() -> None:
     }
     glue = {"ColumnName": "m", "StatisticsData": {"Type": "DECIMAL", "DecimalColumnStatisticsData": data}}
     assert statistics.spark_statistics(glue) == {"null_count": 0, "distinct_count": 2}
+
+
+def test_analyze_counts_as_a_change_only_against_counts_it_had() -> None:
+    """ANALYZE without columns drops column statistics when the size or row count changed; a table with no
+    size yet (its column statistics stored by a Glue statistics task, say) has no evidence of a change."""
+    after = statistics.table_parameters({}, 100, 1, 5)
+    assert not statistics.changed({}, after)
+    assert not statistics.changed(after, after)
+    assert statistics.changed({"totalSize": "90"}, after)
+    assert statistics.changed({"totalSize": "100", "numRows": "4"}, after)
+    assert not statistics.changed(
+        {"totalSize": "100", "numRows": "4"}, statistics.table_parameters({}, 100, 1, None)
+    )

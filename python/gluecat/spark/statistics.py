@@ -44,12 +44,13 @@ def table_parameters(params: dict[str, str], size: int, files: int, rows: int | 
 
 def changed(before: dict[str, str], after: dict[str, str]) -> bool:
     """Whether ANALYZE found another size or row count than the table's parameters held (Spark's
-    CommandUtils.compareAndGetNewStats; a row count only where it counted rows)."""
-    size = (before.get(SPARK_SIZE) or before.get(SIZE)) != after.get(SPARK_SIZE)
-    rows = (
-        after.get(SPARK_ROWS) is not None
-        and (before.get(SPARK_ROWS) or before.get(ROWS)) != after[SPARK_ROWS]
-    )
+    CommandUtils.compareAndGetNewStats; a row count only where it counted rows). Without any before,
+    nothing says the data changed: column statistics stored by others (a Glue statistics task keeps
+    no table size) are no evidence of other data."""
+    old_size = before.get(SPARK_SIZE) or before.get(SIZE)
+    old_rows = before.get(SPARK_ROWS) or before.get(ROWS)
+    size = old_size is not None and old_size != after.get(SPARK_SIZE)
+    rows = old_rows is not None and after.get(SPARK_ROWS) is not None and old_rows != after[SPARK_ROWS]
     return size or rows
 
 
