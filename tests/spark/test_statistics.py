@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from gluecat import Catalog
 from gluecat.spark import statistics
 
@@ -123,3 +125,55 @@ def test_analyze_counts_as_a_change_only_against_counts_it_had() -> None:
     assert not statistics.changed(
         {"totalSize": "100", "numRows": "4"}, statistics.table_parameters({}, 100, 1, None)
     )
+
+
+COLUMNS = (
+    "b BOOLEAN, ti TINYINT, si SMALLINT, i INT, l BIGINT, f FLOAT, d DOUBLE, d1 DECIMAL(5,2), d2 DECIMAL(20,3), "
+    "d3 DECIMAL(38,0), dt DATE, ts TIMESTAMP, s STRING, bi BINARY"
+)
+ROWS = """(true, 1Y, -2S, -3, -9223372036854775808L, float('NaN'), double('-Infinity'), -123.45,
+  -12345678901234567.891, -99999999999999999999999999999999999999, DATE'0001-01-01', TIMESTAMP'1969-12-31 23:59:59',
+  'héllo wörld ✓', X'00FF'),
+ (false, -128Y, 32767S, 2147483647, 9223372036854775807L, 1.5, 2.5D, 0.01, 12345678901234567.891,
+  99999999999999999999999999999999999999, DATE'1969-12-31', TIMESTAMP'2024-02-29 12:00:00', '', X''),
+ (NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL)"""
+
+
+def planned_column_statistics(spark: Any, table: str) -> dict[str, tuple[str, ...]]:
+    """The optimizer's statistics of each column (distinct count, min, max, null count), as text."""
+    spark.conf.set("spark.sql.cbo.enabled", "true")
+    try:
+        stats = spark.table(table)._jdf.queryExecution().optimizedPlan().stats().attributeStats()
+    finally:
+        spark.conf.unset("spark.sql.cbo.enabled")
+    out = {}
+    for pair in stats.toList().mkString("\n", "\n", "").strip().splitlines():
+        name, stat = pair.strip("()").split("#", 1)[0], pair.split("ColumnStat(", 1)[1]
+        out[name] = tuple(stat.split(",")[:4])
+    return out
+
+
+def test_analyze_gives_the_planner_the_column_statistics_sparks_own_catalog_gives(
+    spark: Any, ns: str
+) -> None:
+    """Every type ANALYZE keeps in Glue, against Spark's Hive catalog: the same distinct and null counts, and the
+    same min and max (38-digit decimals, dates before 1970 and year 1, integer limits), except what Glue cannot
+    hold: timestamps, a binary column's distinct count, and a double's NaN or infinite bounds."""
+    hive = f"spark_catalog.{ns}_hive"
+    spark.sql(f"CREATE DATABASE {hive}")
+    try:
+        for table in (f"glue.{ns}.t", f"{hive}.t"):
+            spark.sql(f"CREATE TABLE {table} ({COLUMNS}) USING parquet")
+            spark.sql(f"INSERT INTO {table} VALUES {ROWS}")
+            spark.sql(f"ANALYZE TABLE {table} COMPUTE STATISTICS FOR ALL COLUMNS")
+        glue, expected = (
+            planned_column_statistics(spark, f"glue.{ns}.t"),
+            planned_column_statistics(spark, f"{hive}.t"),
+        )
+    finally:
+        spark.sql(f"DROP DATABASE {hive} CASCADE")
+    del expected["ts"]
+    expected["bi"] = ("None", *expected["bi"][1:])
+    expected["f"] = (*expected["f"][:2], "None", expected["f"][3])  # min 1.5, max NaN
+    expected["d"] = (expected["d"][0], "None", *expected["d"][2:])  # min -Infinity, max 2.5
+    assert glue == expected
