@@ -21,7 +21,6 @@ import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.catalog.TruncatableTable;
-import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
@@ -184,11 +183,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
 
     @Override
     public Transform[] partitioning() {
-        List<Transform> out = new ArrayList<>();
-        for (String name : info.partitionNames()) {
-            out.add(Expressions.identity(name));
-        }
-        return out.toArray(new Transform[0]);
+        return info.partitioning();
     }
 
     @Override

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gluecat.spark.internal.GlueWrite;
-import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
@@ -15,7 +14,6 @@ import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCapability;
-import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -60,11 +58,7 @@ final class StagedGlueTable implements StagedTable, SupportsWrite {
 
     @Override
     public Transform[] partitioning() {
-        List<Transform> out = new ArrayList<>();
-        for (String name : info.partitionNames()) {
-            out.add(Expressions.identity(name));
-        }
-        return out.toArray(new Transform[0]);
+        return info.partitioning();
     }
 
     @Override

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
@@ -89,6 +91,15 @@ final class TableInfo {
             out.add(f.name());
         }
         return out;
+    }
+
+    /** Spark's partitioning of the table: identity transforms of its partition columns, in order. */
+    Transform[] partitioning() {
+        List<Transform> out = new ArrayList<>();
+        for (String name : partitionNames()) {
+            out.add(Expressions.identity(name));
+        }
+        return out.toArray(new Transform[0]);
     }
 
     private static java.util.OptionalLong optionalLong(JsonNode node, String field) {
