@@ -745,6 +745,23 @@ def test_two_transactions_creating_one_table_cannot_both_commit(governed: Govern
         governed.lf.commit_transaction(TransactionId=second)
 
 
+def test_a_table_made_and_dropped_since_a_transaction_started_conflicts_with_its_create_table(
+    governed: Governed,
+) -> None:
+    """The table is absent at the start and at the commit, as if nothing happened between: the
+    commits between changed its definition all the same."""
+    make_table(governed)
+    tx = start(governed)
+    governed.glue.create_table(DatabaseName="db", TableInput=table_input("new"))
+    governed.glue.delete_table(DatabaseName="db", Name="new")
+    governed.glue.create_table(DatabaseName="db", TableInput=table_input("new"), TransactionId=tx)
+    with pytest.raises(governed.lf.exceptions.ConcurrentModificationException, match="new"):
+        governed.lf.commit_transaction(TransactionId=tx)
+    assert status(governed, tx) == "ABORTED"
+    with raises("EntityNotFoundException"):
+        governed.glue.get_table(DatabaseName="db", Name="new")
+
+
 def test_a_plain_write_to_a_definition_conflicts_with_a_transaction_that_changes_it(
     governed: Governed,
 ) -> None:

@@ -60,6 +60,7 @@ from gluecat.errors import (
     InternalServiceException,
     InvalidInputException,
     OperationTimeoutException,
+    StorageError,
     TransactionCanceledException,
     TransactionCommitInProgressException,
     TransactionCommittedException,
@@ -67,7 +68,7 @@ from gluecat.errors import (
 from gluecat.store import codec
 from gluecat.store.codec import from_micros
 from gluecat.store.journal import Journal, Record
-from gluecat.store.log import CommitTransaction
+from gluecat.store.log import CommitTransaction, Entry
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
 READ_AND_WRITE = "READ_AND_WRITE"
@@ -172,6 +173,8 @@ class _Summary:
 
     transaction: str | None
     objects: dict[Key, frozenset[str]]
+    tables: frozenset[Key]
+    """The tables whose definitions it made, changed or deleted (their records)."""
 
 
 class Transactions:
@@ -625,7 +628,11 @@ class Transactions:
             if w["w"] == "table":
                 bases.setdefault(tuple(w["table"]), w["base"])
         for key, base in bases.items():
-            if table_identity(latest.get(TABLE, key)) != base:
+            # The identity alone misses a table absent at the start and again now, made and dropped
+            # between: any commit since that wrote the table's record changed its definition.
+            if table_identity(latest.get(TABLE, key)) != base or any(
+                summary is not None and key in summary.tables for _, summary in since
+            ):
                 raise ConcurrentModificationException(
                     f"Table {key[1]} in database {key[0]} was changed, created or deleted since transaction "
                     f"{tx.id} started, which changes it too"
@@ -763,7 +770,7 @@ class Transactions:
         found: dict[int, _Summary | None] = {}
         if missing:
             for entry in self.store.log_entries(missing[0] - 1, upto):
-                found[entry.version] = None if entry.expired is not None else _summary(entry.actions)
+                found[entry.version] = self._summary(entry)
         with self._lock:
             self._summaries.update(found)
             out = []
@@ -773,6 +780,20 @@ class Transactions:
             while len(self._summaries) > MAX_SUMMARIES:
                 self._summaries.popitem(last=False)
         return out
+
+    def _summary(self, entry: Entry) -> _Summary | None:
+        """What a commit did (None: not known, its record file deleted by an expiry since it was read)."""
+        if entry.expired is not None:
+            return None
+        try:
+            changed = self.store.entry_records(entry)
+        except StorageError:
+            return None
+        tables = frozenset(key for kind, key in changed if kind == TABLE)
+        for action in entry.actions:
+            if isinstance(action, CommitTransaction):
+                return _Summary(action.transaction, {t: frozenset(p) for t, p in action.objects}, tables)
+        return _Summary(None, {}, tables)
 
     # -- deleting on cancel ----------------------------------------------------------------------
 
@@ -889,13 +910,6 @@ def _canceled(tx: Transaction) -> TransactionCanceledException:
 
 def _created(table: dict[str, Any] | None) -> int | None:
     return None if table is None else codec.to_micros(table["CreateTime"])
-
-
-def _summary(actions: tuple[Any, ...]) -> _Summary:
-    for action in actions:
-        if isinstance(action, CommitTransaction):
-            return _Summary(action.transaction, {t: frozenset(p) for t, p in action.objects})
-    return _Summary(None, {})
 
 
 def _held_anywhere(ctx: Context, snap: Snapshot, uris: set[str]) -> set[str]:
