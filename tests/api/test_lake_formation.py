@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from gluecat import LakeFormation
+from gluecat.catalog import governed as governed_objects
+from gluecat.catalog import transactions
 
 from .conftest import Governed
 
@@ -994,6 +996,26 @@ def test_an_idle_transaction_is_aborted_and_extending_it_keeps_it_alive(governed
     assert status(governed, kept) == "ACTIVE"
     assert governed.lf.commit_transaction(TransactionId=kept)["TransactionStatus"] == "COMMITTED"
     assert objects(governed) == [(("2024-01-01", "1"), "s3://lake/t/a")]
+
+
+def test_an_idle_transaction_ended_when_its_idle_period_did_whenever_that_is_noticed(
+    governed: Governed, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_table(governed)
+    tx = start(governed)
+    before = datetime.now(UTC)
+    write(governed, tx, add("s3://lake/t/a", "2024-01-01", "1"))  # its last activity
+    after = datetime.now(UTC)
+    an_hour_later = transactions.now_us() + 3600 * 1_000_000  # the default idle timeout is 15 minutes
+    monkeypatch.setattr(transactions, "now_us", lambda: an_hour_later)
+    monkeypatch.setattr(governed_objects, "now_us", lambda: an_hour_later)
+    listed = governed.lf.list_transactions()["Transactions"]  # before any call records the abort
+    described = governed.lf.describe_transaction(TransactionId=tx)["TransactionDescription"]
+    listed_after = governed.lf.list_transactions()["Transactions"]
+    for seen in (listed[0], described, listed_after[0]):
+        assert seen["TransactionStatus"] == "ABORTED"
+        ended = seen["TransactionEndTime"]
+        assert before + timedelta(minutes=15) <= ended <= after + timedelta(minutes=15), seen
 
 
 @pytest.mark.transaction_timeout(0.5)

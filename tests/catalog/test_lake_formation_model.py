@@ -122,6 +122,9 @@ class MTx:
     of the table written, [Op, ...]), in order."""
     status: str = "ACTIVE"
     idle: int = 0
+    active_us: int = 0
+    """The transactions' clock just before its last activity (start, write or extension)."""
+    idled_out: bool = False
     """Clock advances since its last write or extension."""
     marked_at: int | None = None
     """The clock (in advances) when its commit's marker was written."""
@@ -361,18 +364,23 @@ class LakeFormationMachine(RuleBasedStateMachine):
         self.patch = pytest.MonkeyPatch()
         self.patch.setattr(transactions, "now_us", self.clock.now_us)
         self.patch.setattr(governed, "now_us", self.clock.now_us)
-        self.open()
+        self.clients = [self.open(), self.open()]
+        """Two processes' clients (each its own store and transactions, as another process has):
+        calls go to the first, and a rule swaps them, so that each acts on what the other did while
+        its own caches (pinned start states, overlays, summaries of commits, views) were idle."""
+        self.glue, self.lf = self.clients[0]
         self.model = Model()
         self.history: list[tuple[datetime, int]] = []
         """Recorded times and the commit (index) whose state was the latest then."""
 
-    def open(self) -> None:
-        self.glue = Catalog(self.warehouse)
-        self.lf = LakeFormation(self.glue, transaction_timeout=TIMEOUT_S)
+    def open(self) -> tuple[Catalog, LakeFormation]:
+        glue = Catalog(self.warehouse)
+        return glue, LakeFormation(glue, transaction_timeout=TIMEOUT_S)
 
     def teardown(self) -> None:
         self.patch.undo()
-        self.glue.close()
+        for glue, _ in self.clients:
+            glue.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
     def uri(self, table: str, name: str) -> str:
@@ -428,8 +436,9 @@ class LakeFormationMachine(RuleBasedStateMachine):
 
     @rule(kind=st.sampled_from(["READ_AND_WRITE", "READ_AND_WRITE", "READ_ONLY"]))
     def start(self, kind: str) -> None:
+        before = self.clock.now_us()
         tx_id = self.lf.start_transaction(TransactionType=kind)["TransactionId"]
-        self.model.txs[tx_id] = MTx(tx_id, kind, len(self.model.commits) - 1)
+        self.model.txs[tx_id] = MTx(tx_id, kind, len(self.model.commits) - 1, active_us=before)
 
     def pick(self, data: st.DataObject) -> str:
         """A transaction, mostly an active one (ended ones are there to be refused)."""
@@ -502,7 +511,7 @@ class LakeFormationMachine(RuleBasedStateMachine):
 
         def model() -> None:
             self.model.usable(m, write=False)
-            m.idle = 0
+            m.idle, m.active_us = 0, self.clock.now_us()
 
         self.expect(lambda: self.lf.extend_transaction(TransactionId=tx), model)
 
@@ -517,6 +526,9 @@ class LakeFormationMachine(RuleBasedStateMachine):
         assert got["TransactionId"] == tx
         assert got["TransactionStatus"] == m.status, (got, m)
         assert ("TransactionEndTime" in got) == (m.status in ("COMMITTED", "ABORTED")), got
+        if m.idled_out:  # it ended when its idle period did, whenever that was noticed
+            ended = got["TransactionEndTime"].timestamp() * 1e6 - TIMEOUT_S * 1e6
+            assert m.active_us <= ended <= m.active_us + 10e6, (got, m.active_us)
 
     def describe_unknown(self) -> None:
         for call in (self.lf.describe_transaction, self.lf.commit_transaction, self.lf.cancel_transaction):
@@ -565,6 +577,7 @@ class LakeFormationMachine(RuleBasedStateMachine):
                 m.idle += 1
                 if m.idle >= IDLE_ADVANCES:
                     self.model.abort(m)
+                    m.idled_out = True
         txs = self.lf._ctx.transactions()
         for _ in range(50):
             if txs.sweep():
@@ -644,7 +657,7 @@ class LakeFormationMachine(RuleBasedStateMachine):
                     raise Refused("InvalidInputException")
                 raise Refused("ConcurrentModificationException")
             m.staged.append(("objects", table, table_now.gen, valid))
-            m.idle = 0
+            m.idle, m.active_us = 0, self.clock.now_us()
 
         self.expect(
             lambda: self.lf.update_table_objects(
@@ -675,7 +688,7 @@ class LakeFormationMachine(RuleBasedStateMachine):
                 raise Refused("InvalidInputException")
             self.model.usable(m, write=True)
             m.on_cancel += uris
-            m.idle = 0
+            m.idle, m.active_us = 0, self.clock.now_us()
 
         self.expect(
             lambda: self.lf.delete_objects_on_cancel(
@@ -758,7 +771,7 @@ class LakeFormationMachine(RuleBasedStateMachine):
                 raise Refused("EntityNotFoundException")
             gen = next(self.model.gens) if what == "create" else (seen.gen if seen else 0)
             m.staged.append(("def", table, what, gen))
-            m.idle = 0
+            m.idle, m.active_us = 0, self.clock.now_us()
 
         def call() -> Any:
             if what == "create":
@@ -886,11 +899,16 @@ class LakeFormationMachine(RuleBasedStateMachine):
 
     # -- a second process ----------------------------------------------------------------------------
 
-    @rule()
-    def reopen(self) -> None:
-        """Another process's Catalog and LakeFormation: they know the transactions from the journal."""
-        self.glue.close()
-        self.open()
+    @rule(fresh=st.booleans())
+    def switch_process(self, fresh: bool) -> None:
+        """Go on in the other process, or in one just started (which knows the transactions from their
+        journal only)."""
+        other = self.clients[1]
+        if fresh:
+            other[0].close()
+            other = self.open()
+        self.clients = [other, self.clients[0]]
+        self.glue, self.lf = other
 
     # -- after every step ----------------------------------------------------------------------------
 

@@ -412,7 +412,7 @@ class Transactions:
             raise TransactionCommitInProgressException(f"Transaction {tx_id} is being committed.")
         if state == ABORTED:
             if tx.status is None:
-                self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s")
+                self._record_idle_abort(tx)
                 self._kick_janitor()  # its DeleteObjectsOnCancel files
             raise _canceled(tx)
         if write and tx.kind == READ_ONLY:
@@ -431,7 +431,10 @@ class Transactions:
             if tx.status == ABORTED:
                 raise _canceled(tx)
             idle = state == ABORTED
-            self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s" if idle else "canceled")
+            if idle:
+                self._record_idle_abort(tx)
+            else:
+                self._record_abort(tx, "canceled")
         self._clean(tx)
         if idle:
             # Aborted already, as DescribeTransaction said: the same answer as once its abort is recorded.
@@ -443,15 +446,19 @@ class Transactions:
             tx = self._get(tx_id)
             if not tx.timed_out(now_us()):
                 return
-            self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s")
+            self._record_idle_abort(tx)
         self._clean(tx)
 
-    def _record_abort(self, tx: Transaction, reason: str) -> None:
+    def _record_abort(self, tx: Transaction, reason: str, when_us: int | None = None) -> None:
         """(Holding the journal's lock.) Synced: the files it deletes must never come back into use."""
-        self._append(
-            {"op": "end", "tx": tx.id, "status": ABORTED, "time": now_us(), "reason": reason}, sync=True
-        )
+        when = now_us() if when_us is None else when_us
+        self._append({"op": "end", "tx": tx.id, "status": ABORTED, "time": when, "reason": reason}, sync=True)
         self._pinned.pop(tx.id, None)
+
+    def _record_idle_abort(self, tx: Transaction) -> None:
+        """(Holding the journal's lock.) The abort of a transaction idle past its timeout, which ended
+        when its idle period did, not when some call noticed it (as DescribeTransaction said before)."""
+        self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s", tx.last_us + tx.timeout_us)
 
     # -- staging ---------------------------------------------------------------------------------
 
@@ -563,7 +570,7 @@ class Transactions:
                 raise TransactionCommittedException(f"Transaction {tx_id} has already been committed.")
             if state == ABORTED:
                 if tx.status is None:
-                    self._record_abort(tx, f"idle for more than {tx.timeout_us / 1e6:g} s")
+                    self._record_idle_abort(tx)
                     self._kick_janitor()  # its DeleteObjectsOnCancel files
                 raise _canceled(tx)
             if state == COMMIT_IN_PROGRESS:
