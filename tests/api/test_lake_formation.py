@@ -859,6 +859,21 @@ def test_a_write_that_a_commit_since_the_start_made_wrong_is_a_concurrent_modifi
     assert objects(governed, TransactionId=tx) == [(("2024-01-01", "1"), "s3://lake/t/a")]
 
 
+def test_an_add_of_a_uri_the_transaction_sees_in_another_partition_is_a_concurrent_modification(
+    governed: Governed,
+) -> None:
+    """A commit since the start deleted the Uri: the add is right now, but the transaction, which
+    reads the table as it started, would see the Uri in two partitions."""
+    make_table(governed)
+    commit(governed, add("s3://lake/t/u", "2024-01-01", "1"))
+    tx = start(governed)
+    commit(governed, delete("s3://lake/t/u", "2024-01-01", "1"))
+    with pytest.raises(governed.lf.exceptions.ConcurrentModificationException, match="reads it"):
+        write(governed, tx, add("s3://lake/t/u", "2024-01-01", "2"))
+    assert objects(governed, TransactionId=tx) == [(("2024-01-01", "1"), "s3://lake/t/u")]
+    assert status(governed, tx) == "ACTIVE"
+
+
 def test_a_governed_table_stays_governed(governed: Governed) -> None:
     # Read from its folder, a table of another type would show the files of the objects that overwrites
     # and deletions removed (kept for time travel): deleted data back. Even with no objects left.

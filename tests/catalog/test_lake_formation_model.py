@@ -82,8 +82,9 @@ class MObject:
 class MTable:
     gen: int
     """Which making of the name (a table dropped and made again is another table)."""
-    objects: dict[str, MObject] = field(default_factory=dict)
-    """By Uri."""
+    objects: dict[tuple[Values, str], MObject] = field(default_factory=dict)
+    """By identity (values, Uri): a transaction's view may hold a Uri in two partitions (its start's
+    and its own add, made after a commit since deleted the first)."""
     version: int = 1
 
 
@@ -145,20 +146,25 @@ class Refused(Exception):
         self.codes = frozenset(codes)
 
 
-def apply_ops(objects: dict[str, MObject], ops: list[Op]) -> dict[str, MObject]:
+Objects = dict[tuple[Values, str], MObject]
+
+
+def apply_ops(objects: Objects, ops: list[Op]) -> Objects:
+    """Deletes remove the object of that identity if there is one (a commit since may have removed
+    it: a transaction's writes apply to the latest objects at its commit)."""
     out = dict(objects)
     for op in ops:
         if op.deleted:
-            del out[op.uri]
+            out.pop((op.values, op.uri), None)
         else:
-            out[op.uri] = MObject(op.values, op.etag, op.size)
+            out[(op.values, op.uri)] = MObject(op.values, op.etag, op.size)
     return out
 
 
-def check_ops(objects: dict[str, MObject], ops: list[Op]) -> bool:
+def check_ops(objects: Objects, ops: list[Op]) -> bool:
     """Whether ``ops`` are right against ``objects``: adds of Uris not held, deletes of held objects in
     the partition named."""
-    held = {uri: o.values for uri, o in objects.items()}
+    held = {uri: o.values for (_, uri), o in objects.items()}
     for op in ops:
         if op.deleted:
             if held.get(op.uri) != op.values:
@@ -229,7 +235,7 @@ class Model:
     def dropped_in(self, tx: MTx, name: str) -> bool:
         return any(w[2] == "drop" for w in self.own_defs(tx, name))
 
-    def objects_now(self, tx: MTx, name: str) -> dict[str, MObject]:
+    def objects_now(self, tx: MTx, name: str) -> Objects:
         """The table's objects committed now as the transaction's writes apply to them."""
         table = self.latest.get(name)
         if table is None or self.dropped_in(tx, name):
@@ -256,7 +262,7 @@ class Model:
 
     def abort(self, tx: MTx) -> None:
         tx.status = "ABORTED"
-        held = {uri for t in self.latest.values() for uri in t.objects}
+        held = {uri for t in self.latest.values() for _, uri in t.objects}
         self.deleted_files |= {uri for uri in tx.on_cancel if uri not in held}
 
     def finish(self, tx: MTx) -> None:
@@ -300,9 +306,9 @@ class Model:
                 else:
                     added[op.uri] = op.values
             now = self.objects_now(tx, name)
+            holders = {uri: values for values, uri in now}
             for uri in added:
-                held = now.get(uri)
-                if held is not None and (uri, held.values) not in removed:
+                if uri in holders and (uri, holders[uri]) not in removed:
                     conflict = True
             if not conflict:
                 state[name] = replace(table, objects=apply_ops(now, ops))
@@ -623,7 +629,7 @@ class LakeFormationMachine(RuleBasedStateMachine):
         for _ in range(data.draw(st.integers(1, 3))):
             held = sorted(view.objects.items()) if view is not None else []
             if held and data.draw(st.booleans()):  # often a delete of an object the transaction sees
-                uri, o = data.draw(st.sampled_from(held))
+                (_, uri), o = data.draw(st.sampled_from(held))
                 values = list(o.values)
                 if table == "p" and values[0] == "1" and data.draw(st.booleans()):
                     values[0] = "01"  # the same partition, spelled otherwise
@@ -660,6 +666,9 @@ class LakeFormationMachine(RuleBasedStateMachine):
                 seen = started.objects if started is not None else {}
                 if not check_ops(apply_ops(seen, own), valid):
                     raise Refused("InvalidInputException")
+                raise Refused("ConcurrentModificationException")
+            seen = started.objects if started is not None else {}
+            if not check_ops(apply_ops(seen, own), valid):  # right now, wrong as it reads the table
                 raise Refused("ConcurrentModificationException")
             m.staged.append(("objects", table, table_now.gen, valid))
             m.idle, m.active_us = 0, self.clock.now_us()
@@ -821,11 +830,11 @@ class LakeFormationMachine(RuleBasedStateMachine):
         return [(tuple(r[k] for k in keys), r["Uri"], r["ETag"], r["Size"]) for r in rows]
 
     @staticmethod
-    def listed(table: str, objects: dict[str, MObject], predicate: str | None) -> list[tuple[Any, ...]]:
+    def listed(table: str, objects: Objects, predicate: str | None) -> list[tuple[Any, ...]]:
         if predicate is not None and not TABLES[table]:
             raise Refused("InvalidInputException")  # it names keys the table does not have
         keep = PREDICATES[predicate] if predicate is not None else (lambda v: True)
-        return sorted((o.values, uri, o.etag, o.size) for uri, o in objects.items() if keep(o.values))
+        return sorted((o.values, uri, o.etag, o.size) for (_, uri), o in objects.items() if keep(o.values))
 
     @precondition(lambda self: self.model.txs)
     @rule(

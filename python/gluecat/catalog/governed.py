@@ -57,18 +57,31 @@ def update_table_objects(
         own = txs.own_objects(tx, key)
         n_keys = partition_key_count(table)
         now = txs.objects_now(latest, state, table, own_definition=_wrote_definition(tx, key))
+        overlay = txs.overlay(tx)
+
+        def seen() -> TableView:
+            return obj.with_writes(obj.view_of(ctx, overlay, table), n_keys, own, f"transaction {tx.id}")
+
         try:
             obj.check_writes(obj.with_writes(now, n_keys, own, f"transaction {tx.id}"), writes, table)
         except InvalidInputException as e:
             # Writes right as the transaction reads the table, wrong now: a commit since its start
             # changed those objects (an overwrite deleting what that commit deleted already).
-            seen = obj.with_writes(
-                obj.view_of(ctx, txs.overlay(tx), table), n_keys, own, f"transaction {tx.id}"
-            )
-            obj.check_writes(seen, writes, table)  # wrong in its own view too: the caller's mistake
+            obj.check_writes(seen(), writes, table)  # wrong in its own view too: the caller's mistake
             raise ConcurrentModificationException(
                 f"{e.message}: a transaction committed since transaction {tx.id} started changed them"
             ) from e
+        rows = obj.rows_key(database, name)
+        if overlay.table_segments(rows) != state.table_segments(rows):
+            # Right now, wrong as the transaction reads the table: an add of a Uri that a commit since
+            # deleted from another partition would show the transaction the Uri twice.
+            try:
+                obj.check_writes(seen(), writes, table)
+            except InvalidInputException as e:
+                raise ConcurrentModificationException(
+                    f"{e.message} as transaction {tx.id} reads it: a transaction committed since it "
+                    "started changed them"
+                ) from e
         return [staged_object_write(table, writes)], None
 
     txs.stage(transaction_id, stage)
