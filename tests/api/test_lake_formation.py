@@ -1223,6 +1223,21 @@ def test_delete_objects_on_cancel_checks_its_table_and_objects(governed: Governe
         )
 
 
+def test_delete_objects_on_cancel_of_an_ended_transaction_says_so_before_looking_at_the_table(
+    governed: Governed,
+) -> None:
+    """As UpdateTableObjects does: the tables an ended transaction made exist for it no more (its staged
+    writes go with journal rewrites), so its state is the answer, whatever the table."""
+    make_table(governed)
+    tx = start(governed)
+    governed.lf.cancel_transaction(TransactionId=tx)
+    for table in ("t", "nosuch"):
+        with pytest.raises(governed.lf.exceptions.TransactionCanceledException):
+            governed.lf.delete_objects_on_cancel(
+                DatabaseName="db", TableName=table, TransactionId=tx, Objects=[{"Uri": "s3://lake/t/a"}]
+            )
+
+
 # -- gluecat's own Arrow call, for Spark --------------------------------------------------------------
 
 

@@ -696,11 +696,11 @@ class LakeFormationMachine(RuleBasedStateMachine):
         uris = [self.uri(folder, f) for f in files]
 
         def model() -> None:
+            self.model.usable(m, write=True)
             if self.model.with_defs(self.model.latest, m, table) is None:
                 raise Refused("EntityNotFoundException")
             if elsewhere:
                 raise Refused("InvalidInputException")
-            self.model.usable(m, write=True)
             m.on_cancel += uris
             m.idle, m.active_us = 0, self.clock.now_us()
 

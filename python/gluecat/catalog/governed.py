@@ -102,12 +102,14 @@ def delete_objects_on_cancel(
 ) -> None:
     """DeleteObjectsOnCancel: files the transaction will write, to delete if it is canceled or aborted."""
     txs = ctx.transactions()
-    tx = txs.get(transaction_id)
-    _, state = txs.writing_state(tx)
-    table = obj.require_governed(state, database, name)
-    for o in objects:
-        _check_deletable(ctx, state, table, o["Uri"])
-    txs.on_cancel(transaction_id, (database, name), [(o["Uri"], o.get("ETag")) for o in objects])
+
+    def check(tx: Transaction) -> None:
+        _, state = txs.writing_state(tx)
+        table = obj.require_governed(state, database, name)
+        for o in objects:
+            _check_deletable(ctx, state, table, o["Uri"])
+
+    txs.on_cancel(transaction_id, (database, name), [(o["Uri"], o.get("ETag")) for o in objects], check)
 
 
 def _check_deletable(ctx: Context, state: Snapshot, table: dict[str, Any], uri: str) -> None:

@@ -476,10 +476,19 @@ class Transactions:
                 self._maybe_rewrite()
         return result
 
-    def on_cancel(self, tx_id: str, table: Key, objects: list[tuple[str, str | None]]) -> None:
+    def on_cancel(
+        self,
+        tx_id: str,
+        table: Key,
+        objects: list[tuple[str, str | None]],
+        check: Callable[[Transaction], None],
+    ) -> None:
+        """Record files to delete if the transaction aborts; ``check`` refuses them (after the
+        transaction is found usable: an ended one's staged writes may be gone from the journal)."""
         with self._lock, self.journal.locked():
             self.refresh()
             tx = self._usable(tx_id, write=True)
+            check(tx)
             record = {
                 "op": "on_cancel",
                 "tx": tx.id,
