@@ -4,12 +4,13 @@ resource limits."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import InitVar, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gluecat.catalog.rows import RowEngine
 from gluecat.errors import EntityNotFoundException, InvalidInputException, StorageError
+from gluecat.store.log import Entry
 from gluecat.store.snapshot import Key, Snapshot
 from gluecat.store.store import HistoryExpired, Store
 
@@ -90,16 +91,29 @@ class Context:
             )
 
 
+MAX_LOG_SCAN = 256
+"""Past this many commits, reading the log to prove something unchanged costs more than reading it
+again."""
+
+
+def commits_since(ctx: Context, version: int) -> tuple[int, Iterator[Entry]] | None:
+    """The latest warehouse version and the log entries of the commits after ``version`` up to it; None
+    when they are not worth reading (more than MAX_LOG_SCAN) or ``version`` is not a version read."""
+    latest = ctx.store.latest().version
+    if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
+        return None
+    return latest, ctx.store.log_entries(version, latest)
+
+
 def records_unchanged_since(ctx: Context, version: int, counts: Callable[[str, Key], bool]) -> int | None:
     """The latest warehouse version, if no commit after ``version`` put or deleted a record that
     ``counts(kind, key)``; else None (also when that is not known: too many commits to read, or
     history expired). What a listing read in several calls checks, to know it is of one state."""
-    from gluecat.catalog.partitions import MAX_LOG_SCAN
-
-    latest = ctx.store.latest().version
-    if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
+    since = commits_since(ctx, version)
+    if since is None:
         return None
-    for entry in ctx.store.log_entries(version, latest):
+    latest, entries = since
+    for entry in entries:
         if entry.expired is not None:
             return None
         try:

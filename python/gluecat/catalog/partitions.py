@@ -24,6 +24,7 @@ from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
     Context,
+    commits_since,
     partition_key_count,
     require_table,
 )
@@ -501,11 +502,6 @@ def batch_delete_partition(
     return result
 
 
-MAX_LOG_SCAN = 256
-"""Past this many commits, reading the log to prove a table's partitions unchanged costs more than
-re-reading them."""
-
-
 def partitions_unchanged_since(
     ctx: Context, database: str, name: str, version: int, excluding: Collection[int] = ()
 ) -> int | None:
@@ -515,12 +511,13 @@ def partitions_unchanged_since(
     Any segment added or removed for the table by another operation counts as a change, which also
     covers the table being dropped and made again under its name.
     """
-    latest = ctx.store.latest().version
-    if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
+    since = commits_since(ctx, version)
+    if since is None:
         return None
+    latest, entries = since
     table = (database, name)
     skip = set(excluding)
-    for entry in ctx.store.log_entries(version, latest):
+    for entry in entries:
         if entry.expired is not None:
             return None  # what it did is no longer known
         if entry.version in skip or entry.operation == merging.OPERATION:
