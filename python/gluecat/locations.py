@@ -15,12 +15,28 @@ import os
 import pyarrow.fs as pafs
 
 
+def _s3(location: str) -> str:
+    """``location`` with Hadoop's ``s3a://`` and ``s3n://`` spelled ``s3://``, as pyarrow knows it."""
+    for alias in ("s3a://", "s3n://"):
+        if location.startswith(alias):
+            return "s3://" + location[len(alias) :]
+    return location
+
+
+def _hadoop_local_path(location: str) -> str | None:
+    """The local path of a ``file:`` location as Hadoop takes it (no percent-decoding); None for
+    anything else."""
+    if not location.startswith("file:"):
+        return None
+    path = location[5:]
+    if path.startswith("//"):
+        path = path[2:]
+    return path if path.startswith("/") else None
+
+
 def canonical(location: str) -> str:
     """``location`` in the canonical form described above."""
-    loc = location
-    for alias in ("s3a://", "s3n://"):
-        if loc.startswith(alias):
-            loc = "s3://" + loc[len(alias) :]
+    loc = _s3(location)
     if loc.startswith("file:"):
         try:
             _, loc = pafs.FileSystem.from_uri(loc)
@@ -35,9 +51,7 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     """The file system and path that ``location`` names, read as ``canonical`` reads it: a URI (``file:``
     too) through pyarrow, percent-escapes decoded; a local path as it is, made absolute (a ``%2E%2E`` in
     it is a folder of that name, not its parent)."""
-    for alias in ("s3a://", "s3n://"):
-        if location.startswith(alias):
-            location = "s3://" + location[len(alias) :]
+    location = _s3(location)
     if "://" in location or location.startswith("file:"):
         return pafs.FileSystem.from_uri(location)
     return pafs.LocalFileSystem(), os.path.abspath(location)
@@ -47,12 +61,9 @@ def hadoop_filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     """The file system and path of a location as Hadoop (Spark) reads it, where it writes a table's files:
     a ``file:`` URI's path taken as it is (``k=a%3Ab`` is a folder of that name, as Spark names the
     folder of the value ``a:b``), otherwise as ``filesystem`` reads it."""
-    if location.startswith("file:"):
-        path = location[5:]
-        if path.startswith("//"):
-            path = path[2:]
-        if path.startswith("/"):
-            return pafs.LocalFileSystem(), os.path.abspath(path)
+    path = _hadoop_local_path(location)
+    if path is not None:
+        return pafs.LocalFileSystem(), os.path.abspath(path)
     return filesystem(location)
 
 
@@ -60,14 +71,10 @@ def literal(location: str) -> str:
     """A local location with its characters taken as they are (Hadoop's reading of a ``file:`` URI:
     no percent-decoding), in the canonical form otherwise; for a folder some table reads, which may be
     either place."""
-    loc = location
-    if loc.startswith("file:"):
-        path = loc[5:]
-        if path.startswith("//"):
-            path = path[2:]
-        if path.startswith("/"):
-            return os.path.realpath(path).rstrip("/") or "/"
-    return canonical(loc)
+    path = _hadoop_local_path(location)
+    if path is not None:
+        return os.path.realpath(path).rstrip("/") or "/"
+    return canonical(location)
 
 
 NAME_MAX = 255
