@@ -52,12 +52,12 @@ def update_table_objects(
         latest, state = txs.writing_state(tx)
         table = obj.require_governed(state, database, name)
         key = (database, name)
-        _check_same_table(tx, txs.overlay(tx).get(TABLE, key), table)
+        overlay = txs.overlay(tx)
+        _check_same_table(tx, overlay.get(TABLE, key), table)
         writes = obj.parse_writes(table, operations)
         own = txs.own_objects(tx, key)
         n_keys = partition_key_count(table)
         now = txs.objects_now(latest, state, table, own_definition=_wrote_definition(tx, key))
-        overlay = txs.overlay(tx)
 
         def seen() -> TableView:
             return obj.with_writes(obj.view_of(ctx, overlay, table), n_keys, own, f"transaction {tx.id}")
