@@ -1101,8 +1101,9 @@ class Backend:
         if is_governed(table):  # its files are its objects
             objects = self.governed.objects(table, [], None, None)
             return [int(n or 0) for n in objects.column("Size").to_pylist()]
-        folders = [f for _, f in self.files.partition_folders(table)] if table.get("PartitionKeys") else []
-        if not table.get("PartitionKeys"):
+        if table.get("PartitionKeys"):
+            folders = [f for _, f in self.files.partition_folders(table)]
+        else:
             folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
         return [info.size for f in folders if f for info in _file_infos(f)]
 

@@ -111,6 +111,12 @@ def has_files(location: str) -> bool:
     return any(info.type == pafs.FileType.File for info in _listing(fs, path, recursive=True))
 
 
+def _renames_folders(fs: pafs.FileSystem) -> bool:
+    """Whether ``fs`` renames a folder in one step (object stores copy every file, and pyarrow moves no
+    folder there)."""
+    return fs.type_name in _FOLDER_RENAMES
+
+
 def _in_staging(path: str) -> bool:
     return any(part.startswith((STAGING_PREFIX, DROPPING_PREFIX)) for part in path.split("/"))
 
@@ -121,12 +127,13 @@ def row_files(location: str, removed: Iterable[str] = ()) -> list[str]:
     ``removed``."""
     fs, path = filesystem(location)
     gone = [folder_key(f) for f in removed]
+    root = len(path.rstrip("/"))
     out = []
-    for info in fs.get_file_info(pafs.FileSelector(path, allow_not_found=True, recursive=True)):
-        if info.type != pafs.FileType.File or _in_staging(info.path[len(path.rstrip("/")) :]):
+    for info in _listing(fs, path, recursive=True):
+        below = info.path[root:]
+        if info.type != pafs.FileType.File or _in_staging(below):
             continue
-        spelled = f"{location.rstrip('/')}{info.path[len(path.rstrip('/')) :]}"
-        if not any(_inside(folder_key(spelled), g) for g in gone):
+        if not any(_inside(folder_key(f"{location.rstrip('/')}{below}"), g) for g in gone):
             out.append(info.path)
     return out
 
@@ -438,7 +445,7 @@ class DataFiles:
         hidden = []
         for folder in removal.trees:
             fs, path = filesystem(folder)
-            if fs.type_name not in _FOLDER_RENAMES or fs.get_file_info(path).type != pafs.FileType.Directory:
+            if not _renames_folders(fs) or fs.get_file_info(path).type != pafs.FileType.Directory:
                 continue
             path = path.rstrip("/")
             at = f"{posixpath.dirname(path)}/{DROPPING_PREFIX}{uuid.uuid4()}"
@@ -456,7 +463,7 @@ class DataFiles:
                 hidden += self.hide(Removal(trees=[folder]))
                 continue
             fs, path = filesystem(folder)
-            if fs.type_name not in _FOLDER_RENAMES:
+            if not _renames_folders(fs):
                 continue
             path = path.rstrip("/")
             at = f"{path}/{DROPPING_PREFIX}{uuid.uuid4()}"
@@ -775,9 +782,8 @@ class _Moves:
         self.done.append((source, to))
 
     def _flat(self, path: str) -> bool:
-        """Whether ``path`` can move as one: a folder holding no folder, where renaming one is one step
-        (object stores copy every file, and pyarrow moves no folder there)."""
-        if self.fs.type_name not in _FOLDER_RENAMES:
+        """Whether ``path`` can move as one: a folder holding no folder, where renaming one is one step."""
+        if not _renames_folders(self.fs):
             return False
         infos = self.fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         return all(info.type == pafs.FileType.File for info in infos)
@@ -797,7 +803,7 @@ class _Moves:
         # As one only while it holds just the files listed: never new rows placed in it meanwhile.
         if self._flat(path) and sorted(data_files(folder)) == sorted(files):
             self.fs.create_dir(self.aside_folder, recursive=True)
-            self._move(path.rstrip("/"), to)
+            self._move(path, to)
             return
         self.fs.create_dir(to, recursive=True)
         for file in files:
