@@ -322,6 +322,11 @@ def _statistics_data(data: dict[str, Any], field: str) -> None:
 _DECIMAL_DIGITS = 38
 
 
+def decimal_holds(unscaled: int, scale: int) -> bool:
+    """Whether some decimal column (Hive's and Spark's, at most 38 digits) holds unscaled * 10**-scale."""
+    return abs(unscaled) < 10**_DECIMAL_DIGITS and 0 <= scale <= _DECIMAL_DIGITS
+
+
 def _decimal_number(value: dict[str, Any], field: str) -> None:
     # A bound no decimal column can hold is a wrong one; unchecked, a Scale of 2**31 - 1 or an
     # UnscaledValue of thousands of digits cost gigabytes (or failed with ValueError) wherever the
@@ -331,7 +336,8 @@ def _decimal_number(value: dict[str, Any], field: str) -> None:
         invalid(
             f"{field}.UnscaledValue", "must hold at least one byte (a big-endian two's complement integer)"
         )
-    if len(unscaled) > 17 or abs(int.from_bytes(unscaled, "big", signed=True)) >= 10**_DECIMAL_DIGITS:
+    # (17 bytes hold any 38 digits: longer is refused before it is made a number.)
+    if len(unscaled) > 17 or not decimal_holds(int.from_bytes(unscaled, "big", signed=True), 0):
         invalid(
             f"{field}.UnscaledValue", f"has more than {_DECIMAL_DIGITS} digits, more than a decimal holds"
         )

@@ -16,6 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 from gluecat import Catalog
+from gluecat.api.shapes import decimal_holds
 from gluecat.catalog.context import base_type
 
 ROWS, SIZE, FILES, RAW_SIZE = "numRows", "totalSize", "numFiles", "rawDataSize"
@@ -180,7 +181,7 @@ def _external(kind: str, value: Any) -> str | None:
         # Built from its digits, not by arithmetic: Decimal's arithmetic rounds to 28 digits, and a
         # decimal(38, 0) bound of 38 nines would turn into 1E+38, a value the column cannot hold.
         unscaled, scale = int.from_bytes(value["UnscaledValue"], "big", signed=True), int(value["Scale"])
-        if abs(unscaled) >= 10**38 or not 0 <= scale <= 38:
+        if not decimal_holds(unscaled, scale):
             return None  # no Spark decimal holds it (stored before UpdateColumnStatistics refused such)
         return format(Decimal(f"{unscaled}E{-scale}"), "f")
     if kind == "DATE":
