@@ -240,6 +240,14 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
         return info.governed ? selectObjects(filters) : select(filters);
     }
 
+    private JsonNode listObjects(ObjectNode a) {
+        try {
+            return backend.call("list_objects", a);
+        } catch (Backend.GlueError e) {
+            throw e.toSpark();
+        }
+    }
+
     /** A governed table's objects in the partitions matching the filters, grouped by partition (the catalog answers
      * them in partition order). */
     List<GlueFileIndex.Selected> selectObjects(Filter[] filters) {
@@ -257,22 +265,12 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             a.put("version", pinned);
         }
         a.set("filters", Partitions.filters(filters));
-        JsonNode answer;
-        try {
-            answer = backend.call("list_objects", a);
-        } catch (Backend.GlueError e) {
-            throw e.toSpark();
-        }
+        JsonNode answer = listObjects(a);
         if (query != null && pinned == null && answer.hasNonNull("version")) {
             long read = answer.get("version").asLong();
             Long first = readAt.putIfAbsent(query, read);
             if (first != null && first != read) {  // another scan of the query read first: read its state
-                a.put("version", first);
-                try {
-                    answer = backend.call("list_objects", a);
-                } catch (Backend.GlueError e) {
-                    throw e.toSpark();
-                }
+                answer = listObjects(a.put("version", first));
             }
         }
         JsonNode columns = answer.get("values");
@@ -324,11 +322,19 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
             throw new UnsupportedOperationException("gluecat: a table read as of transaction " + info.transaction
                 + " cannot be written");
         }
-        String format = readableFormat();
+        return writeBuilder(info, write, new WriteTarget());
+    }
+
+    /** A write of the table's files in its format, with its SerDe options under the write's own, to {@code target}
+     * (a GlueTable's, or a StagedGlueTable's staging folder). */
+    static WriteBuilder writeBuilder(TableInfo info, LogicalWriteInfo write, GlueWrite.Target target) {
+        if (info.unreadable != null) {
+            throw new UnsupportedOperationException("gluecat: " + info.unreadable);
+        }
         Map<String, String> merged = new HashMap<>(info.readOptions);
         merged.putAll(write.options());
-        return GlueWrite.builder(SparkSession.active(), write, format, info.location, info.partitionNames(), merged,
-            new WriteTarget());
+        return GlueWrite.builder(SparkSession.active(), write, info.format, info.location, info.partitionNames(),
+            merged, target);
     }
 
     /**

@@ -5,11 +5,9 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.gluecat.spark.internal.GlueWrite;
 import java.util.EnumSet;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.connector.catalog.StagedTable;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.Table;
@@ -74,13 +72,7 @@ final class StagedGlueTable implements StagedTable, SupportsWrite {
 
     @Override
     public WriteBuilder newWriteBuilder(LogicalWriteInfo write) {
-        if (info.unreadable != null) {
-            throw new UnsupportedOperationException("gluecat: " + info.unreadable);
-        }
-        Map<String, String> merged = new HashMap<>(info.readOptions);
-        merged.putAll(write.options());
-        return GlueWrite.builder(SparkSession.active(), write, info.format, info.location, info.partitionNames(),
-            merged, new Target());
+        return GlueTable.writeBuilder(info, write, new Target());
     }
 
     /** The write's files stay in the staging folder; what it wrote is kept for the commit. */
