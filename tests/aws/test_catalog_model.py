@@ -6,13 +6,11 @@ Catalog writes, and every write through it is one the other Catalog must see at 
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, settings
 from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from gluecat import Catalog
@@ -82,14 +80,4 @@ def test_a_catalog_behind_the_endpoint_answers_as_the_model_of_glue_does(
     serving: None, small_merges: None
 ) -> None:
     """A bounded, derandomized run; GLUECAT_MODEL_* as for tests/catalog/test_catalog_model.py."""
-    run_state_machine_as_test(
-        EndpointMachine,
-        settings=settings(
-            max_examples=int(os.environ.get("GLUECAT_MODEL_EXAMPLES", "5")),
-            stateful_step_count=int(os.environ.get("GLUECAT_MODEL_STEPS", "40")),
-            derandomize=os.environ.get("GLUECAT_MODEL_RANDOM") is None,
-            suppress_health_check=list(HealthCheck),
-            deadline=None,
-            database=None,
-        ),
-    )
+    run_state_machine_as_test(EndpointMachine, settings=model.run_settings(5, 40))

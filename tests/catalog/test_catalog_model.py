@@ -1478,20 +1478,22 @@ def small_merges(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+def run_settings(examples: int, steps: int, prefix: str = "GLUECAT_MODEL") -> settings:
+    """A model test's hypothesis settings: ``examples`` runs of ``steps`` steps, derandomized (the same
+    sequences each time), unless the environment's ``<prefix>_EXAMPLES``, ``<prefix>_STEPS`` and
+    ``<prefix>_RANDOM`` say otherwise (for longer, exploratory runs)."""
+    return settings(
+        max_examples=int(os.environ.get(f"{prefix}_EXAMPLES", str(examples))),
+        stateful_step_count=int(os.environ.get(f"{prefix}_STEPS", str(steps))),
+        derandomize=os.environ.get(f"{prefix}_RANDOM") is None,
+        suppress_health_check=list(HealthCheck),
+        deadline=None,
+        database=None,
+    )
+
+
 def test_the_catalog_answers_as_the_model_of_glue_does(small_merges: None) -> None:
     """A bounded, derandomized run (the same sequences each time). To explore, set
     GLUECAT_MODEL_RANDOM=1 with larger GLUECAT_MODEL_EXAMPLES and GLUECAT_MODEL_STEPS, and
     GLUECAT_MODEL_BACKGROUND=1 to merge on the Catalogs' own threads."""
-    examples = int(os.environ.get("GLUECAT_MODEL_EXAMPLES", "40"))
-    steps = int(os.environ.get("GLUECAT_MODEL_STEPS", "50"))
-    run_state_machine_as_test(
-        CatalogMachine,
-        settings=settings(
-            max_examples=examples,
-            stateful_step_count=steps,
-            derandomize=os.environ.get("GLUECAT_MODEL_RANDOM") is None,
-            suppress_health_check=list(HealthCheck),
-            deadline=None,
-            database=None,
-        ),
-    )
+    run_state_machine_as_test(CatalogMachine, settings=run_settings(40, 50))

@@ -6,10 +6,8 @@ process's writes must still answer as the model does. Nothing is shared but the 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-from hypothesis import HealthCheck, settings
 from hypothesis.stateful import precondition, rule, run_state_machine_as_test
 
 from gluecat.catalog.rows import latest, merging
@@ -79,16 +77,4 @@ small_merges = model.small_merges
 
 def test_a_catalog_in_another_process_answers_as_the_model_of_glue_does(small_merges: None) -> None:
     """A bounded, derandomized run; GLUECAT_MODEL_* as for test_catalog_model.py to explore."""
-    examples = int(os.environ.get("GLUECAT_MODEL_EXAMPLES", "8"))
-    steps = int(os.environ.get("GLUECAT_MODEL_STEPS", "40"))
-    run_state_machine_as_test(
-        ProcessesMachine,
-        settings=settings(
-            max_examples=examples,
-            stateful_step_count=steps,
-            derandomize=os.environ.get("GLUECAT_MODEL_RANDOM") is None,
-            suppress_health_check=list(HealthCheck),
-            deadline=None,
-            database=None,
-        ),
-    )
+    run_state_machine_as_test(ProcessesMachine, settings=model.run_settings(8, 40))

@@ -32,7 +32,6 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
     RuleBasedStateMachine,
@@ -45,6 +44,7 @@ from hypothesis.stateful import (
 
 from gluecat import Catalog, LakeFormation
 from gluecat.catalog import governed, transactions
+from tests.catalog.test_catalog_model import run_settings
 
 DB = "db"
 TABLES = {"p": (("k", "int"), ("s", "string")), "u": ()}
@@ -958,14 +958,4 @@ class LakeFormationMachine(RuleBasedStateMachine):
 def test_lake_formation_answers_as_the_model_does() -> None:
     """A bounded, derandomized run (the same sequences each time). To explore, set
     GLUECAT_LF_MODEL_RANDOM=1 with larger GLUECAT_LF_MODEL_EXAMPLES and GLUECAT_LF_MODEL_STEPS."""
-    run_state_machine_as_test(
-        LakeFormationMachine,
-        settings=settings(
-            max_examples=int(os.environ.get("GLUECAT_LF_MODEL_EXAMPLES", "25")),
-            stateful_step_count=int(os.environ.get("GLUECAT_LF_MODEL_STEPS", "40")),
-            derandomize=os.environ.get("GLUECAT_LF_MODEL_RANDOM") is None,
-            suppress_health_check=list(HealthCheck),
-            deadline=None,
-            database=None,
-        ),
-    )
+    run_state_machine_as_test(LakeFormationMachine, settings=run_settings(25, 40, "GLUECAT_LF_MODEL"))
