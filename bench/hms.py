@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from gluecat import Catalog
-from gluecat.hms import users
 from gluecat.hms.gen.hive_metastore import ttypes
 from gluecat.hms.reference import ReferenceMetastore, free_port
+from gluecat.serving import users
 
 PASSWORD = "bench-password"
 PARQUET_SERDE = "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"

@@ -38,9 +38,9 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TTransport
 
 from gluecat import Catalog
-from gluecat.hms import users
 from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
 from gluecat.hms.reference import free_port
+from gluecat.serving import users
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from tests.certificates import make_certificate

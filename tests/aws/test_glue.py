@@ -14,7 +14,7 @@ from botocore.exceptions import ClientError
 
 from gluecat import Catalog
 from gluecat.catalog.rows import merging
-from gluecat.hms import users
+from gluecat.serving import users
 from tests.aws_wire import REGION, Credentials, Served
 from tests.int_partitions import add, live, make
 

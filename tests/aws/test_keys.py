@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from gluecat.aws import keys, sigv4
-from gluecat.hms import users
-from gluecat.hms.users import UsersFileError
+from gluecat.serving import users
+from gluecat.serving.users import UsersFileError
 
 SCOPE = "20260101/us-east-1/glue/aws4_request"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from gluecat.hms import users
 from gluecat.hms.server import MAX_BODY, HiveMetastoreServer
+from gluecat.serving import users
 
 from .conftest import PASSWORD, basic, client, databases
 

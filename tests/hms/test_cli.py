@@ -36,8 +36,8 @@ def test_serve_refuses_plain_http_unless_asked(tmp_path: Path, capsys: pytest.Ca
 
 
 def test_serve_starts_and_warns_about_plain_http(tmp_path: Path) -> None:
-    from gluecat.hms import users
     from gluecat.hms.reference import free_port
+    from gluecat.serving import users
 
     users_file = tmp_path / "users.json"
     users.add(users_file, "alice", "pw", n=2**10)
@@ -116,7 +116,7 @@ def test_a_users_file_that_is_not_one_is_a_one_line_error(
 def test_serve_names_a_certificate_it_cannot_use_and_opens_no_warehouse(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gluecat.hms import users
+    from gluecat.serving import users
 
     users_file = tmp_path / "users.json"
     users.add(users_file, "alice", "pw", n=2**10)
@@ -150,7 +150,7 @@ def test_serve_refuses_an_option_value_it_cannot_serve_with(
 ) -> None:
     """Before, these were tracebacks from socket.bind or the thread pool (or a server that never
     answered), after the warehouse had been made."""
-    from gluecat.hms import users
+    from gluecat.serving import users
 
     users_file = tmp_path / "users.json"
     users.add(users_file, "alice", "pw", n=2**10)

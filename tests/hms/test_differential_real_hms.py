@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
-from gluecat.hms import users
 from gluecat.hms.gen.hive_metastore import ttypes
 from gluecat.hms.reference import ReferenceMetastore
 from gluecat.hms.server import HiveMetastoreServer
+from gluecat.serving import users
 
 from .conftest import PASSWORD, client
 

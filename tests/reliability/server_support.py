@@ -16,9 +16,9 @@ from thrift.protocol import TBinaryProtocol, TJSONProtocol
 from thrift.transport import TTransport
 
 from gluecat import Catalog
-from gluecat.hms import users
 from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
 from gluecat.hms.server import HiveMetastoreServer
+from gluecat.serving import users
 from tests.certificates import make_certificate
 
 PASSWORD = "battery pass:word"

@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gluecat.hms import users
 from gluecat.hms.server import HiveMetastoreServer
-from gluecat.serving import basic_auth, tls
+from gluecat.serving import basic_auth, tls, users
 
 from .server_support import (
     PASSWORD,

@@ -28,7 +28,7 @@ from gluecat.aws.errors import AwsError, unknown_operation
 from gluecat.aws.keys import AccessKeys
 from gluecat.aws.protocols import GlueJson, LakeFormationRest, Protocol, Reply
 from gluecat.errors import GlueError
-from gluecat.hms.replies import MAX_BYTES, ReplyCache
+from gluecat.serving.replies import MAX_BYTES, ReplyCache
 
 log = logging.getLogger("gluecat.aws")
 
@@ -74,7 +74,7 @@ class AwsEndpoint:
     Replies to the read calls in CACHED are kept encoded (``reply_cache_bytes`` in all, 0 for none),
     keyed by the request body and labelled with the warehouse version read before they were computed,
     and served only while that version is the latest: any commit anywhere makes them misses, as for the
-    Hive Metastore endpoint's replies (hms/replies.py). Calls in a transaction are never cached.
+    Hive Metastore endpoint's replies (serving/replies.py). Calls in a transaction are never cached.
     """
 
     def __init__(

@@ -26,8 +26,8 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from gluecat.aws import sigv4
-from gluecat.hms import users
-from gluecat.hms.users import UsersFileError
+from gluecat.serving import users
+from gluecat.serving.users import UsersFileError
 
 log = logging.getLogger("gluecat.aws")
 

@@ -10,8 +10,7 @@ import sys
 from typing import Any
 
 from gluecat.cli import number
-from gluecat.hms import users
-from gluecat.serving import tls
+from gluecat.serving import tls, users
 from gluecat.serving.http import Limits
 
 

@@ -12,7 +12,7 @@ import threading
 import time
 from pathlib import Path
 
-from gluecat.hms.users import Verifier
+from gluecat.serving.users import Verifier
 
 log = logging.getLogger("gluecat.serve")
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
-log = logging.getLogger("gluecat.hms")
+log = logging.getLogger("gluecat.serve")
 NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-@")
 
 
