@@ -17,7 +17,7 @@ from gluecat.hms.thrift_endpoint import BINARY_TYPE, JSON_TYPE, ThriftEndpoint
 from gluecat.serving import tls as tls_settings
 from gluecat.serving.basic_auth import Authenticator
 from gluecat.serving.http import HttpServer, Limits, Request
-from gluecat.serving.router import Route, Router
+from gluecat.serving.router import Denied, Route, Router
 
 if TYPE_CHECKING:
     from gluecat.aws.endpoint import AwsEndpoint
@@ -69,8 +69,8 @@ class HiveMetastoreServer:
         self.path = path
         self._thread: threading.Thread | None = None
 
-    def _authenticate(self, request: Request) -> str | None:
-        return self.auth.check(request.headers.get("Authorization"), request.client[0])
+    def _authenticate(self, request: Request) -> str | Denied:
+        return self.auth.verdict(request.headers.get("Authorization"), request.client[0])
 
     @property
     def url(self) -> str:

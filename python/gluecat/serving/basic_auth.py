@@ -12,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from gluecat.serving.router import Denied
 from gluecat.serving.users import Verifier
 
 log = logging.getLogger("gluecat.serve")
@@ -20,6 +21,14 @@ CACHE_SECONDS = 300.0
 FAILURES_BEFORE_LOCKOUT = 20
 LOCKOUT_SECONDS = 60.0
 MAX_TRACKED_ADDRESSES = 10_000
+
+# What a refused request's reply says. A wrong password and an unknown user are said alike (and cost the
+# same hash), so that the reply does not tell which user names exist.
+NO_CREDENTIALS = Denied("authentication needed: HTTP Basic, with a user name and password of the users file")
+NOT_BASIC = Denied("the Authorization header is not Basic: this endpoint takes HTTP Basic authentication")
+MALFORMED = Denied("the Basic credentials are not user-name:password in base64")
+WRONG = Denied("the user name or password is wrong")
+LOCKED_OUT = Denied("too many failed attempts from this address: try again in a minute")
 
 
 class Authenticator:
@@ -42,13 +51,18 @@ class Authenticator:
 
     def check(self, header: str | None, address: str) -> str | None:
         """The authenticated user name, or None."""
+        verdict = self.verdict(header, address)
+        return verdict if isinstance(verdict, str) else None
+
+    def verdict(self, header: str | None, address: str) -> str | Denied:
+        """The authenticated user name, or why the credentials are refused."""
         # The scheme is a case-insensitive token (RFC 7235, 2.1; RFC 2617 for the document's Basic):
         # "basic" and "BASIC" are Basic too, followed by one or more spaces and the credentials.
         if not header:
-            return None
+            return NO_CREDENTIALS
         scheme, _, credentials = header.partition(" ")
         if scheme.lower() != "basic":
-            return None
+            return NOT_BASIC
         credentials = credentials.lstrip(" ")
         token = hmac.new(self._key, header.encode(), hashlib.sha256).digest()
         now = time.monotonic()
@@ -67,11 +81,12 @@ class Authenticator:
                 self._failures[address] = recent
             if len(recent) >= FAILURES_BEFORE_LOCKOUT:
                 log.warning("refused a credential from %s: too many failed attempts", address)
-                return None
+                return LOCKED_OUT
+        refusal = WRONG
         try:
             user, _, password = base64.b64decode(credentials, validate=True).decode().partition(":")
         except (binascii.Error, UnicodeDecodeError, ValueError):
-            user, password = "", ""
+            user, password, refusal = "", "", MALFORMED
         entry = self.verifier.entry(user) if user else None
         ok = bool(user) and self.verifier.verify(user, password)
         with self._lock:
@@ -84,7 +99,7 @@ class Authenticator:
             if len(self._failures) > MAX_TRACKED_ADDRESSES:
                 self._forget_failures(now)
         log.warning("failed authentication for user %r from %s", user, address)
-        return None
+        return refusal
 
     def _forget_failures(self, now: float) -> None:
         """Keeps the failures remembered within a bound, however many addresses fail: those outside the

@@ -10,11 +10,19 @@ from gluecat.serving.http import Request, Response
 
 
 @dataclass(frozen=True)
+class Denied:
+    """A request that was not authenticated, and why: the body of its 401 reply, so that a client (curl)
+    shows the reason. It says what failed, never whether a user exists."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Route:
     matches: Callable[[Request], bool]
     """Whether this route takes the request (the first route that does, does)."""
-    authenticate: Callable[[Request], str | None]
-    """The authenticated principal, or None (answered with 401 and ``challenge``)."""
+    authenticate: Callable[[Request], str | Denied]
+    """The authenticated principal, or why not (answered with 401, ``challenge`` and the reason)."""
     handle: Callable[[Request, str], Response]
     """The reply to an authenticated request."""
     challenge: dict[str, str] = field(default_factory=dict)
@@ -41,7 +49,8 @@ class Router:
         for route in self.routes:
             if route.matches(request):
                 principal = route.authenticate(request)
-                if principal is None:
-                    return Response(401, headers=dict(route.challenge), close=True)
+                if isinstance(principal, Denied):
+                    body = f"{principal.reason}\n".encode()
+                    return Response(401, body, "text/plain; charset=utf-8", dict(route.challenge), close=True)
                 return route.handle(request, principal)
         return Response(404, b"not found\n")
