@@ -117,7 +117,7 @@ def test_case(case: Case) -> None:
     errors = [e for e in case.expectations if e.startswith("error ")]
     if errors:
         with pytest.raises(InvalidInputException) as info:
-            bind(parse(case.expression), table.keys)
+            bind(parse(case.expression, [name for name, _ in table.keys]), table.keys)
         assert errors[0].removeprefix("error ") in info.value.message
         return
 

@@ -363,7 +363,7 @@ def plan(snap: Snapshot, table: dict[str, Any], predicate: str | None, active: l
     with a value, joined by AND, compared by the key's type; anything else is InvalidInputException."""
     keys = keys_of(table)
     try:
-        parsed = ex.parse(predicate or "")
+        parsed = ex.parse(predicate or "", [name for name, _ in keys])
         _check_predicate(parsed)
         parsed = _utc_literals(parsed, keys)
         bound = ex.bind(parsed, keys)

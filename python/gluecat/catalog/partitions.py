@@ -644,7 +644,10 @@ def batch_get_partition(
 def plan_query(snap: Snapshot, table: dict[str, Any], expression: str | None, predicate: Any = None) -> Query:
     """``predicate``: Spark's pushed filters (gluecat.expressions.spark), instead of an expression."""
     keys = _keys(table)
-    predicate = ex.parse(expression or "") if predicate is None else relaxed(predicate, keys)
+    if predicate is None:
+        predicate = ex.parse(expression or "", [name for name, _ in keys])
+    else:
+        predicate = relaxed(predicate, keys)
     return planned(keys, ex.bind(predicate, keys), indexes.planning_indexes(snap, table))
 
 

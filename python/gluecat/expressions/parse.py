@@ -83,13 +83,17 @@ class _Translator:
         return min(starts), max(ends)
 
     def error(self, what: str, node: exp.Expr) -> InvalidInputException:
+        return InvalidInputException(f"Invalid Expression: {what}{self.where(node)}")
+
+    def where(self, node: exp.Expr) -> str:
+        """`` at position N: '...'``, the node's place in the caller's text ('' where it has none)."""
         span = self.span(node)
         if span is None:
             # Keyword-only nodes (NULL, TRUE) carry no position; find their text instead.
             fragment = node.sql()
             found = self.text.lower().find(fragment.lower())
             if found < 0:  # sqlglot's rendering is not the caller's text: do not quote it
-                return InvalidInputException(f"Invalid Expression: {what}")
+                return ""
             span = (found, found + len(fragment) - 1)
         start, end = span
         # A parenthesised or function node's own tokens carry no position; widen to its brackets.
@@ -99,9 +103,7 @@ class _Translator:
             and self.text.count("(", start, end + 1) > self.text.count(")", start, end + 1)
         ):
             end += 1
-        return InvalidInputException(
-            f"Invalid Expression: {what} at position {start + 1}: {self.text[start : end + 1]!r}"
-        )
+        return f" at position {start + 1}: {self.text[start : end + 1]!r}"
 
     # -- predicates ------------------------------------------------------------------------------------
 
@@ -158,7 +160,7 @@ class _Translator:
                 return Compare(op, self.column(left, node), right_value)
             if self.double_quoted(left):
                 return Compare(FLIPPED[op], self.column(right, node), Literal(left.name))
-            raise self.error("comparing two columns is not supported; compare a column with a value", node)
+            raise _TwoNames((str(left.name), str(right.name)), self.where(node))
         if isinstance(right, exp.Column):
             return Compare(FLIPPED[op], self.column(right, node), self.value(left))
         if not isinstance(left, exp.Column):
@@ -402,8 +404,32 @@ def check_depth(text: str, tokens: list[Token]) -> None:
         previous = token
 
 
-def parse(expression: str | None) -> Predicate:
-    """Parse a GetPartitions Expression. A blank expression matches everything.
+class _TwoNames(InvalidInputException):
+    """A comparison of two unquoted names: two columns, or (given the partition keys, which tell) a key
+    compared with a value written without its quotes (``country = US``)."""
+
+    def __init__(self, names: tuple[str, str], where: str) -> None:
+        self.names, self.where = names, where
+        super().__init__(
+            "Invalid Expression: comparing two columns is not supported; compare a column with a value "
+            f"(a string value is quoted: '{names[1]}'){where}"
+        )
+
+    def with_keys(self, keys: Sequence[str]) -> InvalidInputException:
+        known = {k.lower() for k in keys}
+        strangers = [n for n in self.names if n.lower() not in known]
+        if len(strangers) == 1:
+            what = f"{strangers[0]} is neither a partition key nor a quoted value ('{strangers[0]}')"
+        elif strangers:
+            what = f"neither {self.names[0]} nor {self.names[1]} is a partition key ({', '.join(keys)})"
+        else:
+            return InvalidInputException(self.message)
+        return InvalidInputException(f"Invalid Expression: {what}{self.where}")
+
+
+def parse(expression: str | None, keys: Sequence[str] | None = None) -> Predicate:
+    """Parse a GetPartitions Expression. A blank expression matches everything. Given the names of the
+    table's partition keys, an error can say which word is not one (``country = US``).
 
     Raises InvalidInputException naming what is wrong and the 1-based character position where it is.
 
@@ -415,7 +441,10 @@ Invalid Expression: functions are not supported at position 1: 'f(year)'
     """
     if expression is None or not expression.strip():
         return TrueP()
-    return _parsed(expression)
+    try:
+        return _parsed(expression)
+    except _TwoNames as e:  # (an error of its own class only here, where the keys may tell more)
+        raise (e.with_keys(keys) if keys is not None else InvalidInputException(e.message)) from None
 
 
 # sqlglot's error descriptions, said as a caller would say them.
