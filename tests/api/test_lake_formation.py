@@ -573,6 +573,23 @@ def test_query_as_of_time_before_a_table_was_made_again_is_refused_not_read_as_i
     assert objects(governed, QueryAsOfTime=datetime.now(UTC)) == [(("2024-01-01", "1"), "s3://lake/t/b")]
 
 
+def test_query_as_of_time_before_the_table_existed_says_so(governed: Governed) -> None:
+    """Not a plain "not found", which reads as if the table did not exist now either."""
+    then = datetime.now(UTC)
+    time.sleep(0.01)
+    make_table(governed)
+    made = governed.glue.get_table(DatabaseName="db", Name="t")["Table"]["CreateTime"]
+    with pytest.raises(governed.lf.exceptions.EntityNotFoundException) as info:
+        objects(governed, QueryAsOfTime=then)
+    message = info.value.response["Error"]["Message"]
+    assert message.startswith("Table t not found in database db: it did not exist at QueryAsOfTime ")
+    assert message.endswith(f"(it was made at {made.isoformat()}).")
+    with pytest.raises(
+        governed.glue.exceptions.EntityNotFoundException, match="did not exist at QueryAsOfTime"
+    ):
+        governed.glue.get_table(DatabaseName="db", Name="t", QueryAsOfTime=then)
+
+
 def test_a_committed_transaction_id_reads_the_objects_its_commit_left(governed: Governed) -> None:
     make_table(governed)
     first = commit(governed, add("s3://lake/t/a", "2024-01-01", "1"))

@@ -334,6 +334,22 @@ def test_query_as_of_time_reads_the_past(sales: Catalog) -> None:
         sales.get_table(DatabaseName="sales", Name="t", QueryAsOfTime=between, TransactionId="tx1")
 
 
+def test_query_as_of_time_before_the_table_existed_says_so(sales: Catalog) -> None:
+    then = datetime.now(UTC)
+    time.sleep(0.01)
+    sales.create_table(DatabaseName="sales", TableInput=table_input("t"))
+    made = sales.get_table(DatabaseName="sales", Name="t")["Table"]["CreateTime"]
+    with pytest.raises(sales.exceptions.EntityNotFoundException) as info:
+        sales.get_table(DatabaseName="sales", Name="t", QueryAsOfTime=then)
+    message = info.value.response["Error"]["Message"]
+    assert message.startswith("Table t not found in database sales: it did not exist at QueryAsOfTime ")
+    assert message.endswith(f"(it was made at {made.isoformat()}).")
+    with pytest.raises(sales.exceptions.EntityNotFoundException) as info:
+        sales.get_table(DatabaseName="sales", Name="never", QueryAsOfTime=then)
+    never = info.value.response["Error"]["Message"]
+    assert "it did not exist at QueryAsOfTime" in never and "(it was made" not in never
+
+
 def test_a_time_before_the_kept_history_is_invalid_input(sales: Catalog, warehouse: str) -> None:
     # Expiry (gluecat compact) removes old history; asking for a time before it is the caller's choice
     # of time, not damage to the warehouse (it was InternalServiceException).

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -44,3 +44,23 @@ def test_timestamp_and_version_as_of(spark: Any, warehouse: Path, ns: str) -> No
 
     with pytest.raises(Exception, match="has no version 7"):
         spark.sql(f"SELECT * FROM {table} VERSION AS OF '7'").collect()
+
+
+@pytest.mark.parametrize(
+    "properties", ["", "TBLPROPERTIES ('table_type' = 'GOVERNED')"], ids=["plain", "governed"]
+)
+def test_timestamp_as_of_before_the_table_existed_says_so(spark: Any, ns: str, properties: str) -> None:
+    """Not TABLE_OR_VIEW_NOT_FOUND, which tells the user there is no such table: there is, made later."""
+    before = micros_now()
+    time.sleep(0.01)
+    spark.sql(f"CREATE TABLE glue.{ns}.newer (v INT, p STRING) USING parquet PARTITIONED BY (p) {properties}")
+    with pytest.raises(Exception) as info:
+        spark.sql(f"SELECT * FROM glue.{ns}.newer TIMESTAMP AS OF timestamp_micros({before})").collect()
+    message = str(info.value)
+    assert (
+        f"TIMESTAMP AS OF {(datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=before)).isoformat()} of table {ns}.newer"
+        in message
+    )
+    assert "the table did not exist at that time (it was made at " in message
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND"):
+        spark.sql(f"SELECT * FROM glue.{ns}.never TIMESTAMP AS OF timestamp_micros({before})").collect()

@@ -168,6 +168,23 @@ def require_table(snap: Snapshot, database: str, name: str) -> Any:
     return table
 
 
+def require_table_at(ctx: Context, snap: Snapshot, database: str, name: str, as_of: Any) -> Any:
+    """``require_table``, in a read as of a time (QueryAsOfTime): a table missing then is said to have
+    not existed at that time, and when the table of that name now was made, rather than plainly not
+    found, which reads as if it did not exist now either."""
+    try:
+        return require_table(snap, database, name)
+    except EntityNotFoundException:
+        if as_of is None:
+            raise
+    now = ctx.snapshot().get(TABLE, (database, name))
+    made = f" (it was made at {now['CreateTime'].isoformat()})" if now is not None else ""
+    raise EntityNotFoundException(
+        f"Table {name} not found in database {database}: it did not exist at QueryAsOfTime "
+        f"{as_of.isoformat()}{made}."
+    )
+
+
 def exclusive(as_of: Any, transaction_id: str | None) -> None:
     if as_of is not None and transaction_id is not None:
         raise InvalidInputException("QueryAsOfTime: cannot be specified along with TransactionId")

@@ -23,7 +23,7 @@ import pyarrow as pa
 from gluecat import locations
 from gluecat.catalog import indexes, paging
 from gluecat.catalog import objects as obj
-from gluecat.catalog.context import TABLE, Context, partition_key_count
+from gluecat.catalog.context import TABLE, Context, partition_key_count, require_table_at
 from gluecat.catalog.partitions import plan_query
 from gluecat.catalog.rows.view import TableView
 from gluecat.catalog.staged_writes import staged_object_write
@@ -176,6 +176,8 @@ def _read(
         return snap, table, obj.view_of(ctx, snap, table)
     if transaction_id is None:
         snap = ctx.read_snapshot(as_of, None)
+        if as_of is not None:
+            require_table_at(ctx, snap, database, name, as_of)
         table = obj.require_governed(snap, database, name)
         if as_of is not None:
             _check_own_past(ctx, table, as_of)

@@ -29,6 +29,7 @@ from gluecat.catalog.context import (
     records_unchanged_since,
     require_database,
     require_table,
+    require_table_at,
 )
 from gluecat.catalog.objects import rows_key
 from gluecat.catalog.staged_writes import staged_table_write
@@ -400,7 +401,7 @@ def get_table(
     ctx: Context, database: str, name: str, as_of: datetime | None, transaction_id: str | None
 ) -> Any:
     snap = ctx.read_snapshot(as_of, transaction_id)
-    return {"Table": copy_doc(require_table(snap, database, name))}
+    return {"Table": copy_doc(require_table_at(ctx, snap, database, name, as_of))}
 
 
 def _name_pattern(expression: str) -> Callable[[str], bool]:

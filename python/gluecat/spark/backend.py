@@ -299,10 +299,26 @@ class Backend:
         return views.kinds(self.catalog, args["name"])
 
     def _table(self, args: dict[str, Any]) -> dict[str, Any]:
-        """The Glue table, as of ``args["as_of"]`` when given; a view is not one (Spark loads it as a view)."""
-        got = self.catalog.get_table(
-            DatabaseName=args["database"], Name=args["name"], QueryAsOfTime=_as_of(args)
-        )
+        """The Glue table, as of ``args["as_of"]`` when given; a view is not one (Spark loads it as a view).
+
+        A table that exists now but did not at ``as_of`` is InvalidInputException saying so: Spark would
+        show EntityNotFoundException as TABLE_OR_VIEW_NOT_FOUND, as if there were no such table."""
+        as_of = _as_of(args)
+        try:
+            got = self.catalog.get_table(
+                DatabaseName=args["database"], Name=args["name"], QueryAsOfTime=as_of
+            )
+        except EntityNotFoundException as e:
+            if as_of is None:
+                raise
+            try:
+                now = self.catalog.get_table(DatabaseName=args["database"], Name=args["name"])["Table"]
+            except EntityNotFoundException:
+                raise e from None
+            raise InvalidInputException(
+                f"TIMESTAMP AS OF {as_of.isoformat()} of table {args['database']}.{args['name']}: the table "
+                f"did not exist at that time (it was made at {now['CreateTime'].isoformat()})"
+            ) from e
         table: dict[str, Any] = got["Table"]
         if views.is_view(table):
             raise EntityNotFoundException(f"{args['database']}.{args['name']} is a view, not a table")
