@@ -301,7 +301,7 @@ def main() -> None:
         servers = [
             start(
                 [
-                    sys.executable, "-m", "gluecat", "serve", "--warehouse", warehouse, "--users", str(users_file),
+                    sys.executable, "-m", "gluecat", "serve", "--warehouse", warehouse, "--create", "--users", str(users_file),
                     "--port", str(glue_port), "--tls-cert", cert, "--tls-key", key,
                 ],
                 "with an access key",

@@ -74,6 +74,7 @@ class Server:
                 "serve",
                 "--warehouse",
                 str(folder / "warehouse"),
+                "--create",
                 "--users",
                 str(folder / "users.json"),
                 "--port",

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import subprocess
+import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from gluecat import Catalog, LakeFormation
-from gluecat.cli import main
+from gluecat.cli import build_parser, main
 from tests.governed_table import make_table
 
 
@@ -143,7 +147,6 @@ def test_transactions_and_objects_commands(warehouse: str, capsys: pytest.Captur
     assert capsys.readouterr().out.splitlines() == ["2\ts3://b/t/2\te\t5"]
     assert main(["objects", "db.t", "--predicate", "k = 1 OR k = 2", "-w", warehouse]) == 1
     assert "OR is not supported" in capsys.readouterr().err
-    assert main(["objects", "t", "-w", warehouse]) == 2
 
 
 @pytest.mark.parametrize(
@@ -217,8 +220,6 @@ def test_objects_refuses_a_time_that_is_not_iso_8601(demo: str, capsys: pytest.C
         main(["objects", "sales.orders", "--as-of", "yesterday", "-w", demo])
     assert exit.value.code == 2
     assert "'yesterday' is not an ISO 8601 time" in capsys.readouterr().err
-    assert main(["objects", ".orders", "-w", demo]) == 2
-    assert "DATABASE.TABLE" in capsys.readouterr().err
 
 
 def test_the_explain_example_of_docs_partitions_is_what_the_demo_prints(
@@ -249,3 +250,146 @@ def test_the_demo_refuses_a_warehouse_holding_other_databases(
     err = capsys.readouterr().err
     assert "holds databases that are not the sample's (mine)" in err and len(err.splitlines()) == 1
     assert glue.warehouse_version() == version
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["table", "{db}.{t}"],
+        ["table", "{db}", "{t}"],
+        ["partitions", "list", "{db}.{t}"],
+        ["partitions", "list", "{db}", "{t}"],
+        ["partitions", "list", "{db}.{t}", "k = 1"],
+        ["partitions", "list", "{db}", "{t}", "k = 1"],
+        ["partitions", "list", "{db}", "{t}", "--expression", "k = 1"],
+        ["partitions", "explain", "{db}.{t}", "-e", "k = 1"],
+        ["partitions", "explain", "{db}", "{t}", "k = 1"],
+        ["objects", "{db}.{t}"],
+        ["objects", "{db}", "{t}"],
+    ],
+)
+def test_every_command_names_a_table_either_way(
+    command: list[str], warehouse: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """DATABASE.TABLE or DATABASE TABLE, whichever the command (``table`` took only the second,
+    ``objects`` only the first)."""
+    make_table(warehouse)
+    assert main([*(w.format(db="db", t="t") for w in command), "-w", warehouse]) == 0
+    capsys.readouterr()
+    # The same words naming another table are read as naming it: the error names that table.
+    assert main([*(w.format(db="db", t="nope") for w in command), "-w", warehouse]) == 1
+    assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("command", "complaint"),
+    [
+        (["table", "orders"], "name the table as DATABASE.TABLE or DATABASE TABLE, not 'orders'"),
+        (["table", ".orders"], "name the table as DATABASE.TABLE or DATABASE TABLE, not '.orders'"),
+        (["objects", "sales."], "name the table as DATABASE.TABLE or DATABASE TABLE, not 'sales.'"),
+        (["table", "sales", "orders", "extra"], "unrecognized arguments: extra"),
+        (["partitions", "list", "sales.orders", "a = '1'", "b = '2'"], "unrecognized arguments: b = '2'"),
+        (["partitions", "list", "sales", "orders", "k = 1", "-e", "k = 2"], "give the expression once"),
+    ],
+)
+def test_a_table_named_neither_way_is_a_usage_error(
+    command: list[str], complaint: str, demo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit:
+        main([*command, "-w", demo])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: gluecat ") and complaint in err
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    yield path
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from _commands(sub, (*path, name))
+
+
+def _parser_of(path: tuple[str, ...]) -> argparse.ArgumentParser:
+    parser = build_parser()
+    for name in path:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[name]
+    return parser
+
+
+@pytest.mark.parametrize(
+    "path", list(_commands(build_parser())), ids=lambda path: " ".join(path) or "gluecat"
+)
+def test_help_describes_the_command_each_argument_and_each_default(path: tuple[str, ...]) -> None:
+    """`gluecat ... --help` starts with what the command does, in plain text, and says what every
+    argument is and, where it has one, its default."""
+    parser = _parser_of(path)
+    assert parser.description and "``" not in parser.description, path
+    assert not parser.allow_abbrev
+    for action in parser._actions:
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+            continue
+        name = action.option_strings or action.metavar or action.dest
+        assert action.help, f"gluecat {' '.join(path)}: {name} has no help"
+        if action.default not in (None, False):
+            assert "default" in action.help, f"gluecat {' '.join(path)}: {name} does not say its default"
+    assert "``" not in parser.format_help()
+
+
+def test_options_are_never_abbreviated(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--app`` is not ``--apply``: a misspelt option is refused, not taken for another one."""
+    with pytest.raises(SystemExit) as exit:
+        main(["compact", "--app", "-w", demo])
+    assert exit.value.code == 2
+    assert "unrecognized arguments: --app" in capsys.readouterr().err
+    assert json.loads((main(["info", "-w", demo]), capsys.readouterr().out)[1])["checkpoints"] == 0
+
+
+def test_a_listing_piped_to_a_reader_that_stops_ends_quietly(warehouse: str, tmp_path: Path) -> None:
+    """`gluecat table ... | head`: the reader leaves after a line; gluecat stops without a traceback or
+    `[Errno 32] Broken pipe`, with the status of a command ended by SIGPIPE."""
+    glue = Catalog(warehouse)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    columns = [
+        {"Name": f"column_{i:05}", "Type": "string"} for i in range(3000)
+    ]  # far more than a pipe holds
+    glue.create_table(
+        DatabaseName="db", TableInput={"Name": "wide", "StorageDescriptor": {"Columns": columns}}
+    )
+    with subprocess.Popen(
+        [sys.executable, "-m", "gluecat", "table", "db.wide", "-w", warehouse],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == "{\n"
+        proc.stdout.close()
+        err = proc.stderr.read()
+        assert proc.wait(timeout=60) == 141
+    assert err == ""
+
+
+def test_a_value_written_without_quotes_is_named(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`country = US`: US is no column of the table, so it is said to be neither a key nor a quoted
+    value (rather than that two columns cannot be compared)."""
+    assert main(["partitions", "list", "sales.orders", "country = US", "-w", demo]) == 1
+    err = capsys.readouterr().err
+    assert "US is neither a partition key nor a quoted value ('US') at position 1: 'country = US'" in err
+    assert main(["partitions", "list", "sales.orders", "country = dt", "-w", demo]) == 1
+    assert "comparing two columns is not supported" in capsys.readouterr().err
+
+
+def test_objects_as_of_a_time_before_the_table_says_it_did_not_exist_then(
+    warehouse: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    glue = make_table(warehouse)
+    made = glue.get_table(DatabaseName="db", Name="t")["Table"]["CreateTime"]
+    assert main(["objects", "db.t", "--as-of", "2024-01-02T00:00:00+00:00", "-w", warehouse]) == 1
+    err = capsys.readouterr().err
+    assert (
+        "Table t not found in database db: it did not exist at QueryAsOfTime 2024-01-02T00:00:00+00:00 "
+        f"(it was made at {made.isoformat()})." in err
+    )
+    assert main(["objects", "db.t", "--as-of", datetime.now(UTC).isoformat(), "-w", warehouse]) == 0

@@ -1,6 +1,6 @@
-"""The ``gluecat`` command: operators' tools over a warehouse.
+"""gluecat: the operators' tools over a warehouse, and the servers of its protocols.
 
-Subsystems add their own subcommands (``gluecat serve`` and ``gluecat users`` from gluecat.hms.cli,
+(The first line above is ``gluecat --help``'s description.) Subsystems add their own subcommands (``gluecat serve`` and ``gluecat users`` from gluecat.hms.cli,
 ``gluecat spark-conf`` from gluecat.spark.cli) through a ``register(subparsers)`` function.
 """
 
@@ -10,6 +10,7 @@ import argparse
 import importlib
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timedelta
@@ -25,23 +26,30 @@ class Refused(Exception):
     """A command refused before it did anything; the message says why in one line."""
 
 
-def _existing(warehouse: str) -> str:
+class Missing(Refused):
+    """No warehouse at the path: nothing there, or a folder without gluecat's log."""
+
+
+def _existing(warehouse: str, *, can_create: bool = False) -> str:
     """``warehouse``, if it is a gluecat warehouse. The commands that read or maintain one refuse any
     other path: ``Catalog`` would make a new, empty warehouse there (in a mistyped folder, or inside
-    another tool's), and answer as if it were the one meant."""
+    another tool's), and answer as if it were the one meant. ``can_create``: the command can make one
+    there if asked (``serve --create``), which the refusal says."""
     from pyarrow import fs as pafs
 
     from gluecat.store import layout
     from gluecat.store.fs import WarehouseFS
 
+    create = ", or pass --create to make a new, empty one there" if can_create else ""
     wfs = WarehouseFS.open(warehouse)
     root = wfs.fs.get_file_info(wfs.root).type
     if root == pafs.FileType.NotFound:
-        raise Refused(f"{warehouse}: no such warehouse (give its path with --warehouse)")
+        raise Missing(f"{warehouse}: no such warehouse (give its path with --warehouse{create})")
     if root != pafs.FileType.Directory:
         raise Refused(f"{warehouse}: a file, not a warehouse folder")
     if wfs.fs.get_file_info(wfs.full(layout.LOG_DIR)).type != pafs.FileType.Directory:
-        raise Refused(f"{warehouse}: not a gluecat warehouse (it has no {layout.LOG_DIR} folder)")
+        inside = "; pass --create to make a new, empty one in it" if can_create else ""
+        raise Missing(f"{warehouse}: not a gluecat warehouse (it has no {layout.LOG_DIR} folder){inside}")
     return warehouse
 
 
@@ -78,7 +86,7 @@ def _cmd_tables(args: argparse.Namespace) -> int:
 
 
 def _cmd_table(args: argparse.Namespace) -> int:
-    resp = _catalog(args).get_table(DatabaseName=args.database, Name=args.name)
+    resp = _catalog(args).get_table(DatabaseName=args.database, Name=args.table)
     _print(resp["Table"])
     return 0
 
@@ -88,7 +96,7 @@ def _cmd_partitions_list(args: argparse.Namespace) -> int:
     kwargs: dict[str, Any] = {
         "DatabaseName": args.database,
         "TableName": args.table,
-        "Expression": args.expression,
+        "Expression": args.expression or "",
     }
     for p in every(cat.get_partitions, "Partitions", **kwargs):
         print("\t".join(p["Values"]) + "\t" + (p.get("StorageDescriptor") or {}).get("Location", ""))
@@ -97,7 +105,7 @@ def _cmd_partitions_list(args: argparse.Namespace) -> int:
 
 def _cmd_partitions_explain(args: argparse.Namespace) -> int:
     plan = _catalog(args).explain_partitions(
-        DatabaseName=args.database, TableName=args.table, Expression=args.expression
+        DatabaseName=args.database, TableName=args.table, Expression=args.expression or ""
     )
     if plan["Index"] is None:
         print("index: none (every partition is read, then filtered)")
@@ -164,11 +172,7 @@ def _staged(writes: list[dict[str, Any]]) -> list[str]:
 
 
 def _cmd_objects(args: argparse.Namespace) -> int:
-    database, _, table = args.table.partition(".")
-    if not database or not table:
-        print("gluecat objects: name the table as DATABASE.TABLE", file=sys.stderr)
-        return 2
-    kwargs: dict[str, Any] = {"DatabaseName": database, "TableName": table}
+    kwargs: dict[str, Any] = {"DatabaseName": args.database, "TableName": args.table}
     if args.predicate:
         kwargs["PartitionPredicate"] = args.predicate
     if args.as_of:
@@ -290,9 +294,91 @@ def number(kind: type[int] | type[float], least: float, most: float = math.inf, 
     return parse
 
 
+def table_arguments(p: argparse.ArgumentParser, *, expression: bool = False) -> None:
+    """A table, named as ``DATABASE.TABLE`` or as two words ``DATABASE TABLE``, as every command takes it
+    (resolved by :func:`_name_the_table` once parsed); with ``expression``, a GetPartitions expression may
+    follow (or be given with --expression)."""
+    p.add_argument(
+        "database",
+        metavar="DATABASE[.TABLE]",
+        help="the table as DATABASE.TABLE (split at the first dot), or its database followed by TABLE",
+    )
+    p.add_argument("table", metavar="TABLE", nargs="?", help="the table's name, after its DATABASE")
+    if expression:
+        p.add_argument(
+            "expression",
+            metavar="EXPRESSION",
+            nargs="?",
+            help="a GetPartitions Expression, e.g. \"country = 'US' AND dt >= '2024-01-10'\" "
+            "(default: none, every partition)",
+        )
+        p.add_argument(
+            "--expression",
+            "-e",
+            dest="expression_option",
+            metavar="EXPRESSION",
+            help="the EXPRESSION, as an option",
+        )
+    p.set_defaults(table_parser=p)
+
+
+def _name_the_table(args: argparse.Namespace) -> None:
+    """Sets ``args.database`` and ``args.table`` (and ``args.expression``) from the words given: one word
+    is DATABASE.TABLE; two are DATABASE TABLE, unless the first has a dot and an expression may follow."""
+    takes_expression = hasattr(args, "expression_option")
+    words = [w for w in (args.database, args.table, getattr(args, "expression", None)) if w is not None]
+    if len(words) == 1 or ("." in words[0] and takes_expression):
+        database, _, table = words[0].partition(".")
+        rest = words[1:]
+    else:
+        database, table, rest = words[0], words[1], words[2:]
+    if not database or not table:
+        args.table_parser.error(f"name the table as DATABASE.TABLE or DATABASE TABLE, not {words[0]!r}")
+    if len(rest) > takes_expression:
+        args.table_parser.error(f"unrecognized arguments: {' '.join(rest[takes_expression:])}")
+    args.database, args.table = database, table
+    if takes_expression:
+        if rest and args.expression_option is not None:
+            args.table_parser.error("give the expression once: as EXPRESSION or with --expression")
+        args.expression = rest[0] if rest else args.expression_option
+
+
+class _NoPasswordArgument(argparse.Action):
+    """``--password``: refused with the reason, rather than taken for an abbreviation of another option
+    or reported as unknown."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        parser.error(
+            "a password is never an argument (it would show in the process list and the shell's "
+            "history): pipe it to --password-stdin"
+        )
+
+
+def refuse_password_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--password", action=_NoPasswordArgument, nargs="?", help=argparse.SUPPRESS)
+
+
+def _finish(parser: argparse.ArgumentParser) -> None:
+    """Every command of the tree: no abbreviated options (``--password x`` must not be read as
+    ``--password-stdin``), and its one-line help is also its description, the first thing its own
+    ``--help`` says."""
+    parser.allow_abbrev = False
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {choice.dest: choice.help for choice in action._choices_actions}
+            for name, sub in action.choices.items():
+                if sub.description is None and helps.get(name):
+                    sub.description = str(helps[name])[:1].upper() + str(helps[name])[1:] + "."
+                _finish(sub)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gluecat", description=__doc__.splitlines()[0] if __doc__ else None)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(
+        prog="gluecat",
+        description=__doc__.splitlines()[0] if __doc__ else None,
+        epilog="'gluecat COMMAND --help' describes each command; README.md and docs/ say more.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND", help="one of:")
 
     def with_warehouse(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
         p.add_argument(
@@ -303,15 +389,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = with_warehouse(sub.add_parser("databases", help="list databases"))
     p.set_defaults(func=_cmd_databases)
     p = with_warehouse(sub.add_parser("tables", help="list the tables of a database"))
-    p.add_argument("database")
+    p.add_argument("database", help="the database")
     p.add_argument("--pattern", help="a GetTables Expression (regular expression, '*' wildcards)")
     p.set_defaults(func=_cmd_tables)
     p = with_warehouse(sub.add_parser("table", help="show a table as GetTable returns it"))
-    p.add_argument("database")
-    p.add_argument("name")
+    table_arguments(p)
     p.set_defaults(func=_cmd_table)
     parts = sub.add_parser("partitions", help="list partitions, or explain how an expression is planned")
-    psub = parts.add_subparsers(dest="partitions_command", required=True)
+    psub = parts.add_subparsers(dest="partitions_command", required=True, metavar="COMMAND", help="one of:")
     for name, func, helptext in (
         ("list", _cmd_partitions_list, "list the partitions matching an expression"),
         (
@@ -321,20 +406,23 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     ):
         p = with_warehouse(psub.add_parser(name, help=helptext))
-        p.add_argument("database")
-        p.add_argument("table")
-        p.add_argument("expression", nargs="?", default="", help="a GetPartitions Expression")
+        table_arguments(p, expression=True)
         p.set_defaults(func=func)
     txs = sub.add_parser("transactions", help="Lake Formation transactions: list them, or show one")
-    tsub = txs.add_subparsers(dest="transactions_command", required=True)
+    tsub = txs.add_subparsers(dest="transactions_command", required=True, metavar="COMMAND", help="one of:")
     p = with_warehouse(tsub.add_parser("list", help="the transactions, newest first"))
-    p.add_argument("--status", default="ALL", choices=["ALL", "COMPLETED", "ACTIVE", "COMMITTED", "ABORTED"])
+    p.add_argument(
+        "--status",
+        default="ALL",
+        choices=["ALL", "COMPLETED", "ACTIVE", "COMMITTED", "ABORTED"],
+        help="only those of this status; COMPLETED is COMMITTED or ABORTED (default ALL)",
+    )
     p.set_defaults(func=_cmd_transactions_list)
     p = with_warehouse(tsub.add_parser("show", help="one transaction: status, times, what it staged"))
-    p.add_argument("id")
+    p.add_argument("id", help="the TransactionId")
     p.set_defaults(func=_cmd_transactions_show)
     p = with_warehouse(sub.add_parser("objects", help="a governed table's objects (GetTableObjects)"))
-    p.add_argument("table", metavar="DATABASE.TABLE")
+    table_arguments(p)
     p.add_argument("--predicate", help="a PartitionPredicate (=, >, <, >=, <= joined by AND)")
     p.add_argument(
         "--as-of", type=_iso_time, help="the objects as of a time (ISO 8601, e.g. 2026-01-02T03:04:05+00:00)"
@@ -347,6 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--apply", action="store_true", help="really write and delete (default: dry run)")
     p.add_argument(
         "--retain-hours",
+        metavar="HOURS",
         type=number(float, 0, unit="hours"),
         default=24 * 7,
         help="time-travel history to keep (default 168)",
@@ -370,16 +459,27 @@ def build_parser() -> argparse.ArgumentParser:
                 raise
             continue
         mod.register(sub)
+    _finish(parser)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if hasattr(args, "table_parser"):
+        _name_the_table(args)
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # here, where a closed pipe can still be told from a failure
+        return code
     except (GlueError, Refused) as e:
         print(f"gluecat: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # The reader went away (`gluecat table ... | head`): what it read was right, so no traceback or
+        # error; the exit status is a shell's for a command ended by SIGPIPE. Python would fail once more
+        # flushing stdout at exit, so stdout goes nowhere from here on.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except OSError as e:  # a folder that cannot be read or written, a port in use, ...
         print(f"gluecat {args.command}: {e}", file=sys.stderr)
         return 1

@@ -40,7 +40,12 @@ def test_users_add_access_key_prints_a_credentials_profile_once(
     assert key_id in capsys.readouterr().out
     assert main(["users", "remove", "alice", "--file", str(users_file), "--access-key", "GCAKNOTHERE"]) == 1
     assert main(["users", "remove", "alice", "--file", str(users_file), "--access-key", key_id]) == 0
+    assert capsys.readouterr().out == f"access key {key_id} of alice removed from {users_file}\n"
     assert main(["users", "remove", "alice", "--file", str(users_file)]) == 1
+    assert main(["users", "add", "alice", "--file", str(users_file), "--access-key"]) == 0
+    capsys.readouterr()
+    assert main(["users", "remove", "alice", "--file", str(users_file)]) == 0
+    assert capsys.readouterr().out == f"user alice and its 1 access key removed from {users_file}\n"
 
 
 @dataclass

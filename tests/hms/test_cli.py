@@ -25,14 +25,71 @@ def test_users_add_list_remove(
     assert main(["users", "list", "--file", str(users_file)]) == 0
     assert capsys.readouterr().out == "alice\n"
     assert main(["users", "remove", "alice", "--file", str(users_file)]) == 0
+    assert capsys.readouterr().out == f"user alice removed from {users_file}\n"
     assert main(["users", "remove", "alice", "--file", str(users_file)]) == 1
+    assert capsys.readouterr().err == f"gluecat users remove: no user alice in {users_file}\n"
+    assert main(["users", "list", "--file", str(users_file)]) == 0
+    out = capsys.readouterr()
+    assert (out.out, out.err) == ("", f"gluecat users list: {users_file} has no users\n")
     assert main(["users", "add", "bob", "--file", str(users_file)]) == 2  # no --password-stdin
+
+
+@pytest.mark.parametrize("command", ["list", "remove alice"])
+def test_a_users_file_that_is_not_there_is_said_to_be_missing(
+    command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A mistyped --file is not an empty list of users (nor a user not found)."""
+    missing = tmp_path / "nosuch.json"
+    assert main(["users", *command.split(), "--file", str(missing)]) == 1
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err == (
+        f"gluecat users {command.split()[0]}: {missing}: no such users file ('gluecat users add' makes one)\n"
+    )
+    assert not missing.exists()
+
+
+def test_a_password_is_refused_as_an_argument_and_said_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--password secret` was taken for an abbreviation of --password-stdin (which then waited for the
+    password on standard input); it is refused, saying how to give a password."""
+    users_file = tmp_path / "users.json"
+    for option in (["--password", "secret"], ["--password=secret"], ["--password-std"]):
+        with pytest.raises(SystemExit) as exit:
+            main(["users", "add", "alice", "--file", str(users_file), *option])
+        assert exit.value.code == 2
+        err = capsys.readouterr().err
+        assert "secret" not in err
+        if option != ["--password-std"]:
+            assert "a password is never an argument" in err and "--password-stdin" in err
+    assert not users_file.exists()
 
 
 def test_serve_refuses_plain_http_unless_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     users_file = tmp_path / "users.json"
     assert main(["serve", "--warehouse", str(tmp_path / "w"), "--users", str(users_file)]) == 2
     assert "--insecure-http" in capsys.readouterr().err
+
+
+def test_serve_refuses_a_warehouse_that_is_not_there_unless_asked_to_create_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every other command refuses a mistyped warehouse path; serve made (and served) an empty one."""
+    from gluecat.serving import users
+
+    users_file = tmp_path / "users.json"
+    users.add(users_file, "alice", "pw", n=2**10)
+    (tmp_path / "other-tool").mkdir()
+    for path, problem in (
+        (tmp_path / "typo", "no such warehouse (give its path with --warehouse, or pass --create"),
+        (tmp_path / "other-tool", "not a gluecat warehouse (it has no _gluecat/log folder); pass --create"),
+    ):
+        assert main(["serve", "-w", str(path), "--users", str(users_file), "--insecure-http"]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"gluecat: {path}: ") and problem in err and len(err.splitlines()) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other-tool", "users.json"]
+    assert list((tmp_path / "other-tool").iterdir()) == []
 
 
 def test_serve_starts_and_warns_about_plain_http(tmp_path: Path) -> None:
@@ -50,6 +107,7 @@ def test_serve_starts_and_warns_about_plain_http(tmp_path: Path) -> None:
             "serve",
             "--warehouse",
             str(tmp_path / "w"),
+            "--create",
             "--users",
             str(users_file),
             "--port",
@@ -67,6 +125,8 @@ def test_serve_starts_and_warns_about_plain_http(tmp_path: Path) -> None:
         proc.terminate()
         _, err = proc.communicate(timeout=20)
     assert "WARNING: serving over plain HTTP" in err
+    assert f"gluecat serve: made a new, empty warehouse at {tmp_path / 'w'} (--create)" in err
+    assert (tmp_path / "w" / "_gluecat" / "log").is_dir()
 
 
 def test_users_add_refused_for_its_key_file_changes_no_password(

@@ -9,9 +9,11 @@ import os
 import sys
 from typing import Any
 
-from gluecat.cli import number
+from gluecat.cli import Missing, _existing, number, refuse_password_argument
 from gluecat.serving import tls, users
 from gluecat.serving.http import Limits
+
+DEFAULT_PORT = 9443
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -39,10 +41,20 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     if args.tls_cert is not None:
         tls.server_context(args.tls_cert, args.tls_key)  # refused before the warehouse is opened (made)
+    made = False
+    try:
+        _existing(args.warehouse, can_create=True)
+    except Missing:
+        if not args.create:
+            raise
+        made = True
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     use_server_allocator()
     collect_less_often()
     catalog = Catalog(args.warehouse)
+    if made:
+        where = args.warehouse if "://" in args.warehouse else os.path.abspath(args.warehouse)
+        print(f"gluecat serve: made a new, empty warehouse at {where} (--create)", file=sys.stderr)
     aws = AwsEndpoint(
         catalog,
         keys.AccessKeys(args.users, args.key_file),
@@ -120,6 +132,17 @@ def _users_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def _users_file(path: str, command: str) -> bool:
+    """Whether the users file is there; if not, says so (a mistyped --file is not an empty list)."""
+    if os.path.exists(path):
+        return True
+    print(
+        f"gluecat users {command}: {path}: no such users file ('gluecat users add' makes one)",
+        file=sys.stderr,
+    )
+    return False
+
+
 def _users_remove(args: argparse.Namespace) -> int:
     from gluecat.aws import keys
 
@@ -128,15 +151,23 @@ def _users_remove(args: argparse.Namespace) -> int:
     except users.UsersFileError as e:
         print(f"gluecat users remove: {e}", file=sys.stderr)
         return 2
+    if not _users_file(args.file, "remove"):
+        return 1
     removed_keys = keys.remove(args.file, args.name, args.access_key)
     if args.access_key is not None:
         if not removed_keys:
             print(f"gluecat users remove: {args.name} has no access key {args.access_key}", file=sys.stderr)
             return 1
+        print(f"access key {args.access_key} of {args.name} removed from {args.file}")
         return 0
-    if not users.remove(args.file, args.name) and not removed_keys:
+    removed_user = users.remove(args.file, args.name)
+    if not removed_user and not removed_keys:
         print(f"gluecat users remove: no user {args.name} in {args.file}", file=sys.stderr)
         return 1
+    keys_said = (
+        f" and its {removed_keys} access key{'s' if removed_keys != 1 else ''}" if removed_keys else ""
+    )
+    print(f"user {args.name}{keys_said} removed from {args.file}")
     return 0
 
 
@@ -148,7 +179,12 @@ def _users_list(args: argparse.Namespace) -> int:
     except users.UsersFileError as e:
         print(f"gluecat users list: {e}", file=sys.stderr)
         return 2
-    for name in sorted(set(users.load(args.file)) | set(access_keys)):
+    if not _users_file(args.file, "list"):
+        return 1
+    names = sorted(set(users.load(args.file)) | set(access_keys))
+    if not names:
+        print(f"gluecat users list: {args.file} has no users", file=sys.stderr)
+    for name in names:
         print(name)
         if args.access_keys:
             for key_id, created in access_keys.get(name, []):
@@ -161,49 +197,74 @@ def register(sub: Any) -> None:
         "serve",
         help="serve the Hive Metastore protocol and the AWS Glue and Lake Formation APIs over HTTP(S)",
     )
-    p.add_argument("--warehouse", "-w", default="warehouse")
-    p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=number(int, 0, 65535), default=9083, help="0: any free port (default 9083)")
-    p.add_argument("--path", default="/")
-    p.add_argument("--users", required=True, help="the users file (gluecat users add ...)")
-    p.add_argument("--tls-cert")
-    p.add_argument("--tls-key")
     p.add_argument(
-        "--insecure-http", action="store_true", help="serve plain HTTP (only for loopback or tests)"
+        "--warehouse", "-w", default="warehouse", help="warehouse path or URI to serve (default ./warehouse)"
+    )
+    p.add_argument(
+        "--create",
+        action="store_true",
+        help="make a new, empty warehouse at --warehouse if there is none (else such a path is refused)",
+    )
+    p.add_argument("--host", default="127.0.0.1", help="the address to listen on (default %(default)s)")
+    p.add_argument(
+        "--port",
+        type=number(int, 0, 65535),
+        default=DEFAULT_PORT,
+        help="the port of HTTPS (or --insecure-http) for every protocol; 0: any free port (default %(default)s)",
+    )
+    p.add_argument(
+        "--path", default="/", help="the URL path of the Hive Metastore protocol (default %(default)s)"
+    )
+    p.add_argument(
+        "--users", required=True, metavar="FILE", help="the users file (made by 'gluecat users add')"
+    )
+    p.add_argument("--tls-cert", metavar="PEM", help="the server's certificate chain (PEM)")
+    p.add_argument("--tls-key", metavar="PEM", help="the certificate's private key (PEM)")
+    p.add_argument(
+        "--insecure-http",
+        action="store_true",
+        help="serve plain HTTP instead of HTTPS (only for loopback or tests: passwords travel in clear)",
     )
     p.add_argument(
         "--reply-cache-mb",
+        metavar="MB",
         type=number(int, 0),
         default=256,
-        help="memory for encoded replies reused while the warehouse is unchanged, for each protocol (0: none)",
+        help="memory for encoded replies reused while the warehouse is unchanged, for each protocol "
+        "(0: none; default %(default)s)",
     )
     defaults = Limits()
     p.add_argument(
         "--max-connections",
+        metavar="N",
         type=number(int, 1),
         default=defaults.max_connections,
         help="open connections at most; the longest-idle is closed to admit a new one (default %(default)s)",
     )
     p.add_argument(
         "--workers",
+        metavar="N",
         type=number(int, 1),
         default=defaults.workers,
         help="threads serving requests (default %(default)s)",
     )
     p.add_argument(
         "--max-body-mb",
+        metavar="MB",
         type=number(float, 1 / 1024 / 1024, 1024**2),
         default=defaults.max_body_bytes / 1024 / 1024,
         help="largest request body; larger is refused with 413 unread (default %(default)s)",
     )
     p.add_argument(
         "--handshake-timeout",
+        metavar="SECONDS",
         type=number(float, 0.001, 1e9),
         default=defaults.handshake_timeout,
         help="seconds for a TLS handshake (default %(default)s)",
     )
     p.add_argument(
         "--idle-timeout",
+        metavar="SECONDS",
         type=number(float, 0.001, 1e9),
         default=defaults.idle_timeout,
         help="seconds for a request's headers to arrive, from the connection's start or last reply "
@@ -211,34 +272,48 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--request-timeout",
+        metavar="SECONDS",
         type=number(float, 0.001, 1e9),
         default=defaults.request_timeout,
         help="seconds for a request's body to arrive, and for its reply to be taken (default %(default)s)",
     )
     p.add_argument(
-        "--region", default="us-east-1", help="the region AWS clients sign for (default us-east-1)"
+        "--region", default="us-east-1", help="the region AWS clients sign for (default %(default)s)"
     )
-    p.add_argument("--key-file", help="the key that encrypts the access keys' secrets (default: USERS.key)")
+    p.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help="the key that encrypts the access keys' secrets (default: the users file's name + .key)",
+    )
     p.set_defaults(func=_serve)
-    u = sub.add_parser("users", help="manage the users of gluecat serve")
-    usub = u.add_subparsers(dest="users_command", required=True)
+    u = sub.add_parser("users", help="manage the users of gluecat serve: passwords and AWS access keys")
+    usub = u.add_subparsers(dest="users_command", required=True, metavar="COMMAND", help="one of:")
     a = usub.add_parser("add", help="add a user, change its password, or give it an AWS access key")
-    a.add_argument("name")
-    a.add_argument("--file", required=True)
-    a.add_argument("--password-stdin", action="store_true")
+    a.add_argument("name", help="the user name (letters, digits, '.', '_', '-', '@')")
+    a.add_argument("--file", required=True, help="the users file (made if missing)")
+    a.add_argument(
+        "--password-stdin",
+        action="store_true",
+        help="read the password from standard input's first line (never an argument)",
+    )
+    refuse_password_argument(a)
     a.add_argument(
         "--access-key",
         action="store_true",
         help="make an AWS access key for the user; prints its id and secret once, for ~/.aws/credentials",
     )
-    a.add_argument("--key-file", help="the key that encrypts the access keys' secrets (default: FILE.key)")
+    a.add_argument(
+        "--key-file",
+        metavar="FILE",
+        help="the key that encrypts the access keys' secrets (default: the users file's name + .key)",
+    )
     a.set_defaults(func=_users_add)
     r = usub.add_parser("remove", help="remove a user and its access keys, or one access key")
-    r.add_argument("name")
-    r.add_argument("--file", required=True)
+    r.add_argument("name", help="the user name")
+    r.add_argument("--file", required=True, help="the users file")
     r.add_argument("--access-key", metavar="KEY_ID", help="remove only this access key")
     r.set_defaults(func=_users_remove)
     listing = usub.add_parser("list", help="list the users")
-    listing.add_argument("--file", required=True)
+    listing.add_argument("--file", required=True, help="the users file")
     listing.add_argument("--access-keys", action="store_true", help="and each user's access key ids")
     listing.set_defaults(func=_users_list)

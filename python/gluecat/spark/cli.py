@@ -18,5 +18,5 @@ def _print_conf(args: argparse.Namespace) -> int:
 def register(sub: Any) -> None:
     p = sub.add_parser("spark-conf", help="print spark-defaults.conf lines for the gluecat catalog")
     p.add_argument("--warehouse", "-w", default="./warehouse", help="warehouse path (default ./warehouse)")
-    p.add_argument("--name", default="glue", help="Spark catalog name")
+    p.add_argument("--name", default="glue", help="the Spark catalog's name (default %(default)s)")
     p.set_defaults(func=_print_conf)
