@@ -1,8 +1,7 @@
 """awswrangler's catalog functions against gluecat's AWS endpoint (``wr.config.glue_endpoint_url``).
 
 awswrangler caps pyarrow below the version gluecat is tested with, so it cannot share the test
-environment: it runs in a virtual environment of its own, made on first use and kept under this
-environment's prefix (``.venv/gluecat-test-clients/awswrangler``), and is driven by a script whose
+environment: it runs in a virtual environment of its own (tests/clients.py), driven by a script whose
 results come back as JSON.
 """
 
@@ -10,18 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.aws_wire import REGION, Served
+from tests.clients import client_environment
 
 pytestmark = pytest.mark.slow
-
-REQUIREMENT = "awswrangler>=3,<4"
 
 SCRIPT = """
 import json, sys
@@ -68,21 +64,9 @@ print(json.dumps(out))
 """
 
 
-def client_environment(name: str, requirement: str) -> Path:
-    """The python of a virtual environment holding ``requirement``, made once and then reused."""
-    root = Path(sys.prefix) / "gluecat-test-clients" / name
-    python, marker = root / "bin" / "python", root / "gluecat-requirement.txt"
-    if not (python.exists() and marker.exists() and marker.read_text() == requirement):
-        shutil.rmtree(root, ignore_errors=True)
-        subprocess.run([sys.executable, "-m", "venv", str(root)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", requirement], check=True, timeout=1200)
-        marker.write_text(requirement)
-    return python
-
-
 @pytest.fixture(scope="module")
 def wrangler() -> Path:
-    return client_environment("awswrangler", REQUIREMENT)
+    return client_environment("awswrangler")
 
 
 def test_awswranglers_catalog_functions(wrangler: Path, served: Served, tmp_path: Path) -> None:
