@@ -210,7 +210,8 @@ def register(sub: Any) -> None:
         "--port",
         type=number(int, 0, 65535),
         default=DEFAULT_PORT,
-        help="the port of HTTPS (or --insecure-http) for every protocol; 0: any free port (default %(default)s)",
+        help="the HTTPS (or --insecure-http) port of the Hive Metastore protocol and the AWS APIs; "
+        "0: any free port (default %(default)s)",
     )
     p.add_argument(
         "--path", default="/", help="the URL path of the Hive Metastore protocol (default %(default)s)"
