@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -186,14 +187,16 @@ def test_commands_refuse_a_path_that_is_no_warehouse_and_make_none(
 
 
 def test_compact_dry_run_reports_what_apply_does(demo: str, capsys: pytest.CaptureFixture[str]) -> None:
-    """The dry run counts the checkpoint that --apply writes before it expires, so it announces the same
-    stubs (here the demo's three entries before its latest version), not "nothing is older"."""
+    """The dry run counts the checkpoints that --apply writes before it expires, so it announces the same
+    stubs (here the demo's entries before its latest version, in the root's log and the table's), not
+    "nothing is older"."""
     assert main(["compact", "--retain-hours", "0", "-w", demo]) == 0
     dry = capsys.readouterr().out
-    assert "would replace 3 log entries with stubs" in dry
+    stubs = int(re.search(r"would replace (\d+) log entries with stubs", dry).group(1))  # type: ignore[union-attr]
+    assert stubs >= 3
     assert json.loads((main(["info", "-w", demo]), capsys.readouterr().out)[1])["checkpoints"] == 0
     assert main(["compact", "--apply", "--retain-hours", "0", "-w", demo]) == 0
-    assert "replaced 3 log entries with stubs" in capsys.readouterr().out
+    assert f"replaced {stubs} log entries with stubs" in capsys.readouterr().out
     assert main(["fsck", "-w", demo]) == 0
 
 

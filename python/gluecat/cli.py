@@ -35,19 +35,18 @@ def _existing(warehouse: str, *, can_create: bool = False) -> str:
     other path: ``Catalog`` would make a new, empty warehouse there (in a mistyped folder, or inside
     another tool's), and answer as if it were the one meant. ``can_create``: the command can make one
     there if asked (``serve --create``), which the refusal says."""
-    from pyarrow import fs as pafs
-
     from gluecat.store import layout
-    from gluecat.store.fs import WarehouseFS
+    from gluecat.store.fs import LocalFS, WarehouseFS
 
     create = ", or pass --create to make a new, empty one there" if can_create else ""
     wfs = WarehouseFS.open(warehouse)
-    root = wfs.fs.get_file_info(wfs.root).type
-    if root == pafs.FileType.NotFound:
-        raise Missing(f"{warehouse}: no such warehouse (give its path with --warehouse{create})")
-    if root != pafs.FileType.Directory:
-        raise Refused(f"{warehouse}: a file, not a warehouse folder")
-    if wfs.fs.get_file_info(wfs.full(layout.LOG_DIR)).type != pafs.FileType.Directory:
+    if isinstance(wfs, LocalFS):
+        if not os.path.exists(wfs.root):
+            raise Missing(f"{warehouse}: no such warehouse (give its path with --warehouse{create})")
+        if not os.path.isdir(wfs.root):
+            raise Refused(f"{warehouse}: a file, not a warehouse folder")
+    # Version 0 stays (as a stub once expired); warehouses an old expiry trimmed keep checkpoints.
+    if not wfs.exists(layout.log_path(0)) and not wfs.list_names(layout.CHECKPOINT_DIR):
         inside = "; pass --create to make a new, empty one in it" if can_create else ""
         raise Missing(f"{warehouse}: not a gluecat warehouse (it has no {layout.LOG_DIR} folder){inside}")
     return warehouse

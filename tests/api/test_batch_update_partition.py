@@ -46,7 +46,7 @@ def partitions(glue: Catalog) -> dict[tuple[str, ...], dict[str, Any]]:
 @pytest.mark.in_process
 def test_entries_are_applied_in_one_commit(glue: Catalog) -> None:
     before = partitions(glue)
-    version = glue.warehouse_version()
+    version = glue.table_version("db", "t")
     out = glue.batch_update_partition(
         DatabaseName="db",
         TableName="t",
@@ -56,7 +56,7 @@ def test_entries_are_applied_in_one_commit(glue: Catalog) -> None:
         ],
     )
     assert out["Errors"] == []
-    assert glue.warehouse_version() == version + 1
+    assert glue.table_version("db", "t") == version + 1
     after = partitions(glue)
     assert set(after) == {("d1", "eu"), ("d1", "us"), ("d3", "eu")}
     assert after[("d1", "eu")]["Parameters"] == {"rows": "7"}
@@ -106,7 +106,7 @@ def test_later_entries_see_earlier_ones(glue: Catalog) -> None:
 
 @pytest.mark.in_process
 def test_the_request_is_checked_whole_before_anything_changes(glue: Catalog) -> None:
-    version = glue.warehouse_version()
+    version = glue.table_version("db", "t")
     with pytest.raises(
         InvalidInputException, match=r"Entries\[1\]\.PartitionInput\.StorageDescriptor\.Location"
     ):
@@ -128,4 +128,4 @@ def test_the_request_is_checked_whole_before_anything_changes(glue: Catalog) -> 
         glue.batch_update_partition(
             DatabaseName="db", TableName="nope", Entries=[entry(["a", "b"], part("a", "b"))]
         )
-    assert glue.warehouse_version() == version
+    assert glue.table_version("db", "t") == version

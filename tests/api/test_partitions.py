@@ -840,7 +840,7 @@ def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Ca
     make_table(glue, "t", [("k", "string")])
     make_table(glue, "other", [("k", "string")])
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
-    since = glue.warehouse_version()
+    since = glue.table_version("db", "t")
     assert glue.partitions_unchanged_since("db", "t", since) == since
     # Another table's partitions, the table's own definition and a merge of its segments change nothing.
     glue.create_partition(DatabaseName="db", TableName="other", PartitionInput=part("x"))
@@ -854,9 +854,9 @@ def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Ca
         },
     )
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("b"))
-    own = glue.warehouse_version()
+    own = glue.table_version("db", "t")
     assert compact.compact_table(glue._ctx, "db", "t")
-    now = glue.warehouse_version()
+    now = glue.table_version("db", "t")
     assert now == own + 1
     assert glue.partitions_unchanged_since("db", "t", own) == now
     assert glue.partitions_unchanged_since("db", "t", since) is None  # "b" was added after it...
@@ -866,11 +866,11 @@ def test_partitions_unchanged_since_passes_over_merges_and_other_tables(glue: Ca
     glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
     assert glue.partitions_unchanged_since("db", "t", now) is None
     # Dropping the table and making it again under its name is a change, too.
-    again = glue.warehouse_version()
+    again = glue.table_version("db", "t")
     glue.delete_table(DatabaseName="db", Name="t")
     assert glue.partitions_unchanged_since("db", "t", again) is None
     assert (
-        glue.partitions_unchanged_since("db", "t", glue.warehouse_version() + 1) is None
+        glue.partitions_unchanged_since("db", "t", glue.table_version("db", "t") + 1) is None
     )  # not yet committed
 
 
@@ -943,11 +943,11 @@ def test_commit_partitions_adds_a_partition_it_drops_at_most_once(warehouse: str
     make_table(glue, "t", [("k", "string")])
     glue.create_partition(DatabaseName="db", TableName="t", PartitionInput=part("a"))
     twice = [{**part("a"), "Parameters": {"n": "1"}}, {**part("a"), "Parameters": {"n": "2"}}]
-    before = glue.warehouse_version()
+    before = glue.table_version("db", "t")
     for drop in ([], [["a"]]):
         with pytest.raises(glue.exceptions.AlreadyExistsException, match=r"\['a'\]"):
             glue.commit_partitions(DatabaseName="db", TableName="t", Add=twice, Drop=drop)
-    assert glue.warehouse_version() == before
+    assert glue.table_version("db", "t") == before
     glue.commit_partitions(DatabaseName="db", TableName="t", Add=twice, Drop=[["a"]], IfNotExists=True)
     got = glue.get_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])["Partition"]
     assert got["Parameters"] == {"n": "1"}
@@ -967,10 +967,10 @@ def test_commit_partitions_refuses_arguments_of_the_wrong_type(
 ) -> None:
     glue = Catalog(warehouse)  # a Python-only call (the Spark shim's): not served over the wire
     glue.create_database(DatabaseInput={"Name": "db"})
-    before = glue.warehouse_version()
+    before = glue.table_version("db", "t")
     with pytest.raises(glue.exceptions.InvalidInputException, match=field):
         glue.commit_partitions(DatabaseName="db", TableName="t", **kwargs)
-    assert glue.warehouse_version() == before
+    assert glue.table_version("db", "t") == before
 
 
 def test_partitions_unchanged_since_refuses_a_version_that_is_not_one(warehouse: str) -> None:

@@ -237,7 +237,8 @@ def test_replies_kept_for_planners_never_outlive_a_commit(db: Any, served: Serve
     first = db.get_partitions(DatabaseName="db", TableName="t")["Partitions"]
     assert db.get_partitions(DatabaseName="db", TableName="t")["Partitions"] == first
     assert served.endpoint.replies is not None and served.endpoint.replies.get(
-        ("GetPartitions", b'{"DatabaseName": "db", "TableName": "t"}'), served.catalog.warehouse_version()
+        ("GetPartitions", b'{"DatabaseName": "db", "TableName": "t"}'),
+        served.catalog.table_version("db", "t"),
     )
     with pytest.raises(db.exceptions.EntityNotFoundException):
         db.get_table(DatabaseName="db", Name="later")

@@ -284,7 +284,13 @@ def test_a_transaction_commits_in_one_log_entry_with_its_records_inline(warehous
     assert glue.warehouse_version() == before + 1
     assert len(os.listdir(f"{warehouse}/{layout.DATA_DIR}")) == data_files  # no file but its entry
     (entry,) = glue.store.log_entries(before, before + 1)
-    assert [type(a).__name__ for a in entry.actions] == ["InlineRecords", "AddSegment", "CommitTransaction"]
+    # Its records and objects, the transaction, and the marker it left in the new table's own log.
+    assert [type(a).__name__ for a in entry.actions] == [
+        "InlineRecords",
+        "AddSegment",
+        "CommitTransaction",
+        "Marks",
+    ]
     reopened = Catalog(warehouse)  # read back from the log alone
     assert reopened.get_table(DatabaseName="db", Name="u")["Table"]["TableType"] == "GOVERNED"
     assert uris(LakeFormation(warehouse, fsync=False)) == ["s3://lake/t/a", "s3://lake/t/b"]

@@ -25,7 +25,7 @@ from typing import Any
 import gluecat
 from gluecat import Catalog, GlueError
 from gluecat.errors import StorageError
-from gluecat.store import layout, maintenance
+from gluecat.store import layout, maintenance, placement
 from gluecat.store import store as store_module
 from gluecat.store.fsck import check
 
@@ -119,10 +119,12 @@ def answers(warehouse: str) -> str:
 KINDS = ("truncate", "flip1", "flip8", "empty", "delete")
 
 
-def build_warehouse(warehouse: str, rng: random.Random, partitions: int = 400) -> str:
+def build_warehouse(warehouse: str, rng: random.Random, partitions: int = 400) -> tuple[str, dict[str, str]]:
     """A warehouse with every kind of file: records files, inline and file segments, a merged segment,
-    checkpoints, stubs of expired entries, and entries after the newest checkpoint. Returns the answers
-    before its last commit (what deleting that commit's entry rolls back to)."""
+    checkpoints, stubs of expired entries, entries after the newest checkpoint, and tables' own logs.
+    Returns the answers before its last commit (what deleting that commit's entry rolls back to), and
+    by table, the answers before the last commit to its own log."""
+    before_table: dict[str, str] = {}
     small = store_module.INLINE_SEGMENT_BYTES
     store_module.INLINE_SEGMENT_BYTES = 4096  # so that bigger batches are files of their own
     try:
@@ -161,13 +163,16 @@ def build_warehouse(warehouse: str, rng: random.Random, partitions: int = 400) -
         later = datetime.now(UTC) + timedelta(seconds=1)
         maintenance.expire(glue.store, retain=timedelta(0), grace=timedelta(0), dry_run=False, now=later)
         glue.update_table(DatabaseName="db", TableInput=table_input("t2", "v2"))
+        before_table["t2"] = answers(warehouse)
         batch("t2", 0, 20)
+        before_table["t0"] = answers(warehouse)
         glue.batch_delete_partition(
             DatabaseName="db",
             TableName="t0",
             PartitionsToDelete=[{"Values": ["2024-01-01", str(h)]} for h in range(3)],
         )
         glue.store.checkpoint()
+        before_table["t1"] = answers(warehouse)
         batch("t1", 1000, 7)
         glue.update_database(Name="db", DatabaseInput={"Name": "db", "Description": "second"})
         before_last = answers(warehouse)
@@ -175,7 +180,17 @@ def build_warehouse(warehouse: str, rng: random.Random, partitions: int = 400) -
         glue.close()
     finally:
         store_module.INLINE_SEGMENT_BYTES = small
-    return before_last
+    return before_last, before_table
+
+
+def without_last_commit_of(expected: str, before: str, table: str) -> str:
+    """The answers with one table as it was before the last commit to its own log (and every other as
+    it is): what deleting that commit's entry, the newest of the table's log, rolls back to."""
+    now, then = json.loads(expected), json.loads(before)
+    for key in list(now):
+        if key.endswith(f" db.{table}"):
+            now[key] = then[key]
+    return json.dumps(now, sort_keys=True)
 
 
 def corrupt(path: str, kind: str, rng: random.Random) -> str:
@@ -203,7 +218,7 @@ def corrupt(path: str, kind: str, rng: random.Random) -> str:
 def names_file(message: str, rel: str) -> bool:
     """Whether an error message names the damaged file (a checkpoint may be named by its version)."""
     base = rel.rsplit("/", 1)[-1]
-    return base in message or (rel.startswith(layout.CHECKPOINT_DIR) and base.split(".")[0] in message)
+    return base in message or ("/checkpoints/" in rel and base.split(".")[0] in message)
 
 
 def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
@@ -215,9 +230,15 @@ def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
     result = Outcomes(seed)
     with tempfile.TemporaryDirectory() as tmp:
         pristine = f"{tmp}/pristine"
-        before_last = build_warehouse(pristine, rng, partitions)
+        before_last, before_table = build_warehouse(pristine, rng, partitions)
         expected = answers(pristine)
         newest = layout.log_path(json.loads(expected)["version"])
+        # The newest entry of a table's own log, likewise: deleting it rolls that table back by it.
+        rolled_back: dict[str, str] = {}
+        for table, before in before_table.items():
+            where = layout.table_log(placement.log_name(("db", table)))
+            top = max(int(n[:20]) for n in os.listdir(f"{pristine}/{where.log_dir}") if n.endswith(".json"))
+            rolled_back[where.log_path(top)] = without_last_commit_of(expected, before, table)
         files = sorted(str(p.relative_to(pristine)) for p in Path(pristine).rglob("*") if p.is_file())
         for trial in range(trials):
             rel = files[trial % len(files)] if trial < len(files) else rng.choice(files)
@@ -245,6 +266,8 @@ def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
                     result.kinds["the right answer"] += 1
                 elif rel == newest and kind == "delete" and got == before_last:
                     result.kinds["newest commit rolled back (deleted entry)"] += 1
+                elif kind == "delete" and json.loads(got) == json.loads(rolled_back.get(rel, "null")):
+                    result.kinds["a table's newest commit rolled back (deleted entry)"] += 1
                 else:
                     result.kinds["a wrong answer"] += 1
                     result.fail(f"{rel} {what}: a different answer and no error")

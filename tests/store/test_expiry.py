@@ -52,7 +52,7 @@ def test_a_stale_writer_never_publishes_a_version_a_checkpoint_covers(warehouse:
     stale.store.commit("Noop", lambda snap: (_put_marker(), None))
     published = stale.store.cached().version
     assert published > other.store.latest().version - 1 and published > before + 5
-    newest_checkpoint = max(stale.store._checkpoint_versions())
+    newest_checkpoint = max(stale.store.root.checkpoint_versions())
     assert published > newest_checkpoint
 
 

@@ -12,10 +12,13 @@ import pytest
 from gluecat import Catalog
 from gluecat.catalog.rows import merging
 from gluecat.cli import main as cli
-from gluecat.store import layout
+from gluecat.store import layout, placement
 from gluecat.store.fsck import check
 from gluecat.store.snapshot import Changes
 from tests.int_partitions import KEY, add, make, segments
+
+TABLE_LOG = layout.table_log(placement.log_name(KEY))
+"""The log of db.t's own: its partitions' commits."""
 
 
 @pytest.fixture
@@ -31,18 +34,20 @@ def filled(warehouse: str) -> str:
 def test_a_sound_warehouse_has_nothing_damaged(filled: str, capsys) -> None:
     report = check(filled)
     assert not report.damaged and report.findings == []
-    assert report.entries == report.version + 1 and report.checkpoints == 1 and report.inline_segments == 13
+    glue = Catalog(filled)
+    assert report.entries == (glue.warehouse_version() + 1) + (glue.table_version("db", "t") + 1)
+    assert report.checkpoints == 2 and report.inline_segments == 13  # the root's and the table's
     assert cli(["fsck", "-w", filled]) == 0
     assert "0 damaged" in capsys.readouterr().out
 
 
 def test_each_damaged_file_is_named_and_the_exit_code_says_so(filled: str, capsys) -> None:
     glue = Catalog(filled)
-    entry = os.path.join(filled, layout.log_path(5))
+    entry = os.path.join(filled, TABLE_LOG.log_path(5))
     data = bytearray(Path(entry).read_bytes())
     data[len(data) // 2] ^= 0x20
     Path(entry).write_bytes(data)
-    (records,) = [p for p in glue.store._read_entry(2).files()]
+    (records,) = [p for p in glue.store.root.read_entry(2).files()]
     os.unlink(os.path.join(filled, records))
     (checkpoint,) = os.listdir(os.path.join(filled, layout.CHECKPOINT_DIR))
     Path(filled, layout.CHECKPOINT_DIR, checkpoint).write_bytes(b"")
@@ -55,12 +60,12 @@ def test_each_damaged_file_is_named_and_the_exit_code_says_so(filled: str, capsy
 
 
 def test_a_gap_is_damage_and_a_stray_file_a_note(filled: str) -> None:
-    os.unlink(os.path.join(filled, layout.log_path(3)))
+    os.unlink(os.path.join(filled, TABLE_LOG.log_path(3)))
     Path(filled, layout.DATA_DIR, "leftover.partitions.parquet").write_bytes(b"x")
     report = check(filled)
-    assert [(f.path.rsplit("/", 1)[-1], f.damage) for f in report.findings if "gap" in f.problem] == [
-        (os.path.basename(layout.log_path(3)), True)
-    ]
+    assert [
+        (f.path.rsplit("/", 1)[-1], f.damage) for f in report.findings if "a gap in the log" in f.problem
+    ] == [(os.path.basename(TABLE_LOG.log_path(3)), True)]
     assert [f.damage for f in report.findings if "leftover" in f.path] == [False]
 
 
@@ -73,7 +78,7 @@ def test_many_notes_of_one_kind_are_counted_not_listed_unless_verbose(filled: st
     strays = [os.path.join(filled, layout.DATA_DIR, f"stray{i}.records.parquet") for i in range(5)]
     for path in strays:
         Path(path).write_bytes(b"left by a writer that stopped")
-    entry = os.path.join(filled, layout.log_path(3))
+    entry = os.path.join(filled, TABLE_LOG.log_path(3))
     data = bytearray(Path(entry).read_bytes())
     data[len(data) // 2] ^= 0x20
     Path(entry).write_bytes(bytes(data))
@@ -100,7 +105,9 @@ def test_merges_that_kept_or_dropped_deletions_are_sound(warehouse: str) -> None
         add(glue, *range(k, k + 40))  # the deletions merged into a run, and kept there
     assert merging.merge(glue.store, KEY, whole=True)  # everything merged, deletions dropped
     merges = [
-        e for e in glue.store.log_entries(0, glue.store.latest().version) if e.operation == merging.OPERATION
+        e
+        for e in glue.store.table_entries(KEY, -1, glue.table_version("db", "t"))
+        if e.operation == merging.OPERATION
     ]
     assert len(merges) >= 2
     report = check(warehouse)
@@ -126,10 +133,10 @@ def test_a_merge_that_does_not_hold_its_runs_rows_is_damage(warehouse: str) -> N
         changes.segment_merges.append((KEY, run, into))
         return changes, None
 
-    glue.store.commit(merging.OPERATION, build)
+    glue.store.commit(merging.OPERATION, build, table=KEY)
     report = check(warehouse)
     (finding,) = [f for f in report.findings if f.damage]
     assert finding.path.endswith(into)
-    assert f"the merge of version {report.version} (8 segments of db.t)" in finding.problem
+    assert f"the merge of version {glue.table_version('db', 't')} (8 segments of db.t)" in finding.problem
     assert '1 rows lost or changed (first ["7"])' in finding.problem
     assert '1 rows it did not hold (first ["70"])' in finding.problem

@@ -14,7 +14,7 @@ import pytest
 from gluecat.errors import StorageError
 from gluecat.store import layout
 from gluecat.store.fs import WarehouseFS
-from gluecat.store.journal import Journal
+from gluecat.store.journal import Journal, JournalConflict, ObjectJournal, open_journal
 
 
 def journal(warehouse: str) -> Journal:
@@ -140,9 +140,25 @@ def test_processes_appending_at_once_lose_no_record(warehouse: str) -> None:
         assert [r["i"] for r in records if r["who"] == who] == list(range(200))
 
 
-def test_the_journal_needs_a_local_file_system(tmp_path: Path) -> None:
+def test_without_appends_and_locks_the_journal_is_a_log_of_objects(tmp_path: Path) -> None:
+    """A file system that cannot append or lock (an object store) keeps the journal as objects, each
+    created exclusively at the next number: an append decided on a journal that has moved on fails, to
+    be decided again, and a rewrite replaces all before it."""
     import pyarrow.fs as pafs
 
-    fs = WarehouseFS.open("wh", filesystem=pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()))
-    with pytest.raises(StorageError, match="not on a local file system"):
-        Journal(fs)
+    fs = WarehouseFS.open(
+        "wh", filesystem=pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()), single_writer=True
+    )
+    mine, theirs = open_journal(fs), open_journal(fs)
+    assert isinstance(mine, ObjectJournal)
+    assert mine.poll() == (True, []) and theirs.poll() == (True, [])
+    with mine.locked():
+        mine.append([{"op": "start", "tx": "a"}], sync=True)
+    with theirs.locked(), pytest.raises(JournalConflict):  # theirs decided before reading mine
+        theirs.append([{"op": "start", "tx": "b"}], sync=True)
+    assert theirs.poll() == (False, [{"op": "start", "tx": "a"}])
+    with theirs.locked():
+        theirs.append([{"op": "start", "tx": "b"}], sync=True)
+        theirs.rewrite([{"op": "horizon", "tx": "", "time": 1}])
+    assert mine.poll() == (True, [{"op": "horizon", "tx": "", "time": 1}])
+    assert open_journal(fs).poll() == (True, [{"op": "horizon", "tx": "", "time": 1}])

@@ -12,9 +12,10 @@ import pyarrow as pa
 import pytest
 
 from gluecat.errors import AlreadyExistsException, StorageError
-from gluecat.store import files, layout
+from gluecat.store import files, layout, placement
 from gluecat.store.snapshot import Changes, Snapshot
 from gluecat.store.store import Store
+from tests.store.legacy import legacy_warehouse
 
 
 def put(kind: str, key: tuple[str, ...], doc: object):
@@ -79,9 +80,9 @@ def test_a_lost_race_leaves_no_orphan_file_behind(warehouse: str) -> None:
     stale = b.latest()
     a.commit("Put", put("thing", ("a",), 1))
     # Simulate b having built its change on the stale snapshot: it must retry on version 2.
-    b._snap = stale
+    b.root._state = stale.root
     b.commit("Put", put("thing", ("b",), 2))
-    entries = {p for v in (1, 2) for p in b._read_entry(v).files()}
+    entries = {p for v in (1, 2) for p in b.root.read_entry(v).files()}
     data = {f"{layout.DATA_DIR}/{n}" for n in os.listdir(os.path.join(warehouse, layout.DATA_DIR))}
     assert data == entries
 
@@ -139,7 +140,7 @@ def test_a_log_entry_of_a_newer_format_is_refused(warehouse: str) -> None:
 def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(warehouse: str) -> None:
     s = Store(warehouse)
     s.commit("Put", put("thing", ("x",), 1))
-    (path,) = s._read_entry(1).files()
+    (path,) = s.root.read_entry(1).files()
     with open(os.path.join(warehouse, path), "wb") as f:
         f.write(b"PAR1garbage")
     with pytest.raises(StorageError, match=path.split("/")[-1]):
@@ -165,7 +166,7 @@ def test_a_log_without_its_beginning_is_not_silently_restarted(warehouse: str) -
 
 
 def test_an_unknown_publish_outcome_is_resolved_by_reading_the_log(warehouse: str, monkeypatch) -> None:
-    from gluecat.store.fs import WarehouseFS
+    from gluecat.store.fs import LocalFS as WarehouseFS
 
     s = Store(warehouse)
     real_publish = WarehouseFS.publish
@@ -184,7 +185,7 @@ def test_an_unknown_publish_outcome_is_resolved_by_reading_the_log(warehouse: st
 def test_a_log_entry_the_file_system_refuses_fails_the_commit_at_once(warehouse: str, monkeypatch) -> None:
     """Not a lost race, so not retried: the caller learns which file could not be written, and the
     attempt leaves nothing behind."""
-    from gluecat.store.fs import WarehouseFS
+    from gluecat.store.fs import LocalFS as WarehouseFS
 
     s = Store(warehouse)
     s.commit("Put", put("thing", ("x",), 1))
@@ -249,7 +250,9 @@ def test_a_small_segment_travels_in_its_log_entry_and_a_lost_race_forgets_its_na
 
     first.commit("Mine", adding(mine, once))
     theirs_path, mine_path = first.latest().table_segments(table)
-    assert theirs_path == layout.inline_segment_path(1, 0) and mine_path == layout.inline_segment_path(2, 0)
+    own_log = layout.table_log(placement.log_name(table))  # a table's partitions are in its own log
+    assert theirs_path == own_log.inline_segment_path(0, 0)
+    assert layout.inline_segment_entry(mine_path) in {own_log.log_path(v) for v in (1, 2)}
     assert first.read_segment(theirs_path).column("who").to_pylist() == ["theirs"]
     assert Store(warehouse).read_segment(mine_path).column("who").to_pylist() == ["mine"]
     assert os.listdir(os.path.join(warehouse, layout.DATA_DIR)) == []
@@ -273,7 +276,7 @@ def test_with_fsync_a_commits_data_files_and_their_names_are_synced_before_its_e
 def test_a_data_file_the_file_system_refuses_part_way_leaves_nothing_behind(
     warehouse: str, monkeypatch
 ) -> None:
-    from gluecat.store.fs import WarehouseFS
+    from gluecat.store.fs import LocalFS as WarehouseFS
 
     s = Store(warehouse)
     s.commit("Put", put("thing", ("x",), 1))
@@ -313,7 +316,7 @@ def test_a_writer_that_loses_a_version_never_shows_its_rows_under_the_winners_se
     process takes that version first, the name is the winner's: a reader in the losing process (a
     background merge, a query) must get the winner's rows under it, not the loser's unpublished ones,
     which would otherwise be merged in place of the winner's and lose its write."""
-    from gluecat.store.fs import WarehouseFS
+    from gluecat.store.fs import LocalFS as WarehouseFS
 
     a, b = Store(warehouse), Store(warehouse)
     theirs, ours = pa.table({"who": ["a1", "a2"]}), pa.table({"who": ["b1"]})
@@ -339,8 +342,8 @@ def test_a_writer_that_loses_a_version_never_shows_its_rows_under_the_winners_se
         assert [s.segment_footer(p)[0] for p in segments] == [2, 1]
 
 
-def rewrite_entry(warehouse: str, version: int, change) -> None:
-    path = os.path.join(warehouse, layout.log_path(version))
+def rewrite_entry(warehouse: str, version: int, change, where: layout.LogLayout = layout.ROOT_LOG) -> None:
+    path = os.path.join(warehouse, where.log_path(version))
     with open(path) as f:
         entry = json.load(f)
     change(entry)
@@ -350,7 +353,7 @@ def rewrite_entry(warehouse: str, version: int, change) -> None:
 
 def as_format_3(entry: dict) -> None:
     """An entry as gluecat wrote it before entries carried checksums."""
-    del entry["checksum"], entry["prev"]
+    entry.pop("checksum", None), entry.pop("prev", None)
     entry["format"] = 3
 
 
@@ -363,7 +366,7 @@ def make_format_3(warehouse: str) -> None:
 
 def test_a_warehouse_of_storage_format_2_whose_entries_carry_parquet_is_still_read(warehouse: str) -> None:
     rows = pa.table({"who": ["old", "format"]})
-    Store(warehouse).commit("Add", add_segment(rows))
+    Store(legacy_warehouse(warehouse)).commit("Add", add_segment(rows))
 
     def as_format_2(entry: dict) -> None:
         (action,) = entry["actions"]
@@ -379,7 +382,7 @@ def test_a_warehouse_of_storage_format_2_whose_entries_carry_parquet_is_still_re
 
 
 def test_an_inline_segment_that_cannot_be_read_is_an_error_naming_its_entry(warehouse: str) -> None:
-    Store(warehouse).commit("Add", add_segment(pa.table({"who": ["me"]})))
+    Store(legacy_warehouse(warehouse)).commit("Add", add_segment(pa.table({"who": ["me"]})))
 
     def damaged(entry: dict) -> None:
         entry["actions"][0]["inline"] = entry["actions"][0]["inline"][:-8]
@@ -402,7 +405,7 @@ def test_a_format_3_warehouse_takes_format_4_commits_and_then_holds_them_to_it(w
     upgraded.commit("Put", put("thing", ("new",), 2))
     reopened = Store(warehouse)
     assert [reopened.latest().get("thing", (k,)) for k in ("old", "new")] == [1, 2]
-    assert reopened._read_entry(2).prev == reopened._read_entry(1).chain  # chained to the old entry
+    assert reopened.root.read_entry(2).prev == reopened.root.read_entry(1).chain  # chained to the old entry
     upgraded.commit("Put", put("thing", ("newer",), 3))
     rewrite_entry(warehouse, 3, as_format_3)  # after a checksummed entry, one made to look old is damage
     with pytest.raises(
@@ -423,14 +426,14 @@ def test_a_time_travel_read_sees_a_commit_stamped_before_its_time_but_published_
     writer, reader = Store(warehouse), Store(warehouse)  # two processes' views of the warehouse
     writer.commit("Put", put("thing", ("x",), 1))
     stamped = threading.Event()
-    publish = writer._publish
+    publish = writer.root.publish
 
     def slow_publish(version: int, data: bytes, commit_id: str) -> bool:
         stamped.set()  # the entry carries its time by now
         time.sleep(0.03)  # a slow disk's sync
         return publish(version, data, commit_id)
 
-    writer._publish = slow_publish  # type: ignore[method-assign]
+    writer.root.publish = slow_publish  # type: ignore[method-assign]
     commit = threading.Thread(target=writer.commit, args=("Put", put("thing", ("x",), 2)))
     commit.start()
     assert stamped.wait(10)

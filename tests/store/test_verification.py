@@ -53,8 +53,8 @@ def test_a_data_file_replaced_by_another_valid_one_is_damage_not_its_records(war
     s = Store(warehouse)
     s.commit("Put", put("x", 1))
     s.commit("Put", put("y", 2))
-    (first,) = s._read_entry(1).files()
-    (second,) = s._read_entry(2).files()
+    (first,) = s.root.read_entry(1).files()
+    (second,) = s.root.read_entry(2).files()
     shutil.copyfile(full(warehouse, second), full(warehouse, first))
     with pytest.raises(StorageError, match=os.path.basename(first)):
         Store(warehouse)
@@ -148,7 +148,7 @@ def test_a_flipped_checkpoint_is_damage_naming_it(warehouse: str) -> None:
 def test_a_data_file_path_outside_the_data_folder_is_refused(warehouse: str) -> None:
     s = Store(warehouse)
     s.commit("Put", put("x", 1))
-    entry = s._read_entry(1)
+    entry = s.root.read_entry(1)
     forged = log.Entry(
         version=1,
         commit_id=entry.commit_id,

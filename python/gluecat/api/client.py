@@ -74,12 +74,23 @@ class Catalog(ServiceClient, PartitionOperations):
         self.close()
 
     def warehouse_version(self) -> int:
-        """The number of the latest commit to the warehouse: any change anywhere makes it larger.
+        """The number of the latest commit to the warehouse's root log: it moves on with every change
+        of the catalog's databases and table definitions (and of governed tables' objects), not with a
+        table's partitions or statistics (``table_version`` covers those).
 
-        Callers that keep something derived from the catalog (the Hive endpoint's encoded replies, the
-        Spark shim's partition identities) label it with this and re-derive when it has moved on.
+        Callers that keep something derived from the catalog (database and table listings) label it
+        with this and re-derive when it has moved on.
         """
         return self.store.latest().version
+
+    def table_version(self, DatabaseName: str, TableName: str) -> int:
+        """The version of one table's state: it moves on with every commit that changes the table (its
+        definition, partitions, statistics, indexes; its drop) and with no other. What callers that keep
+        something derived from one table label it with (one look at the table's log). Not comparable
+        with ``warehouse_version``."""
+        db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
+        name = shapes.check_db_or_table_name(TableName, "TableName")
+        return self.store.table_version((db, name))
 
     def tables_unchanged_since(self, database: str, version: int) -> int | None:
         """The latest warehouse version if, after ``version``, no commit made, changed or dropped the

@@ -275,8 +275,8 @@ class PartitionOperations:
     def partitions_unchanged_since(
         self, database: str, table: str, version: int, excluding: Collection[int] = ()
     ) -> int | None:
-        """The latest warehouse version if, after ``version``, no commit other than those in ``excluding``
-        added or dropped a partition of the table; None if one may have. Segment merges and commits to
+        """The table's latest version (``Catalog.table_version``) if, after ``version``, no commit other
+        than those in ``excluding`` added or dropped a partition of the table; None if one may have. Segment merges and commits to
         other tables do not count, so something derived from the table's partitions (the Spark shim's
         identities) can be relabelled instead of re-derived. ``excluding`` names commits the caller
         has already applied to its copy.
@@ -303,8 +303,9 @@ class PartitionOperations:
     ) -> dict[str, Any]:
         """Add and drop any number of partitions in one atomic commit (Spark writes, partition DDL).
 
-        The response's CommitVersion is the warehouse version of this commit; the state before it was
-        CommitVersion - 1 exactly (no other commit came in between).
+        The response's CommitVersion is the version of the table's log this commit landed as
+        (``Catalog.table_version``; other commits to the table may have come before it, since it was
+        checked: ``partitions_unchanged_since`` tells).
         """
         db, table = _names(DatabaseName, TableName)
         for field, value in (("Add", Add), ("Drop", Drop)):
@@ -315,10 +316,10 @@ class PartitionOperations:
                 _invalid(field, "must be a boolean")
         add = shapes.check_partition_inputs(list(Add or []), "Add")
         drop = [_values(v, f"Drop[{i}]") for i, v in enumerate(Drop or [])]
-        based_on = partitions.commit_partitions(
+        landed = partitions.commit_partitions(
             self._ctx, db, table, add, drop, if_not_exists=bool(IfNotExists), if_exists=bool(IfExists)
         )
-        return response({"CommitVersion": based_on + 1})
+        return response({"CommitVersion": landed})
 
 
 def _names(database: Any, table: Any) -> tuple[str, str]:

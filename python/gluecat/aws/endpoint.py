@@ -37,6 +37,27 @@ DEFAULT_REGION = "us-east-1"
 
 # The calls that query planners repeat, whose encoded replies are kept while the warehouse is unchanged.
 CACHED = frozenset({"GetTable", "GetTables", "GetPartition", "GetPartitions", "BatchGetPartition"})
+_ONE_TABLE = {
+    "GetTable": "Name",
+    "GetPartition": "TableName",
+    "GetPartitions": "TableName",
+    "BatchGetPartition": "TableName",
+}
+
+
+def _reply_version(catalog: Any, operation: str, params: dict[str, Any]) -> int:
+    """What a cached reply is labelled with: the version of the one table it is about (which every
+    change of that table moves on), or of the catalog's root for a listing; -1 (never a hit) for a
+    request that names no table a catalog can hold."""
+    field = _ONE_TABLE.get(operation)
+    if field is None:
+        return int(catalog.warehouse_version())
+    try:
+        return int(
+            catalog.table_version(DatabaseName=params.get("DatabaseName"), TableName=params.get(field))
+        )
+    except GlueError:
+        return -1
 
 
 @functools.cache
@@ -175,7 +196,7 @@ class AwsEndpoint:
             and "TransactionId" not in params
             and implementation is self.catalog
         ):
-            cache_key, version = (operation.name, body), self.catalog.warehouse_version()
+            cache_key, version = (operation.name, body), _reply_version(self.catalog, operation.name, params)
             cached = self.replies.get(cache_key, version)
             if cached is not None:
                 return 200, protocol.headers(protocol.content_type, str(uuid.uuid4())), cached

@@ -48,4 +48,8 @@ def compact_table(ctx: Context, database: str, name: str) -> bool:
 
 def compact_all(ctx: Context) -> int:
     """Merge every row set of the warehouse into one sorted segment; returns how many were merged."""
-    return sum(1 for key in list(ctx.store.latest().segments) if compact_rows(ctx, key))
+    snap = ctx.store.latest()
+    keys = list(snap.segments)
+    if snap.sharded:  # tables' partitions are in their own logs
+        keys += [table for table in snap.sorted_keys(TABLE) if snap.table_segments(table)]
+    return sum(1 for key in keys if compact_rows(ctx, key))

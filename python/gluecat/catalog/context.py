@@ -53,11 +53,12 @@ class Context:
     def __post_init__(self, background_merges: bool) -> None:
         self.rows = RowEngine(self.store, background_merges=background_merges)
 
-    def snapshot(self, as_of: Any = None) -> Snapshot:
+    def snapshot(self, as_of: Any = None, table: Key | None = None) -> Snapshot:
         """The latest state, or the state as of a time (QueryAsOfTime); a time before the history the
-        warehouse keeps is InvalidInputException (the caller's choice of time, not damage)."""
+        warehouse keeps is InvalidInputException (the caller's choice of time, not damage). ``table``:
+        a read of that one table (its log alone is read to find what changed)."""
         if as_of is None:
-            return self.store.latest()
+            return self.store.latest() if table is None else self.store.latest_for(table)
         try:
             return self.store.as_of(as_of)
         except HistoryExpired as e:
@@ -66,13 +67,16 @@ class Context:
                 "(gluecat compact --retain-hours sets how long it keeps it)"
             ) from e
 
-    def read_snapshot(self, as_of: Any = None, transaction_id: str | None = None) -> Snapshot:
+    def read_snapshot(
+        self, as_of: Any = None, transaction_id: str | None = None, table: Key | None = None
+    ) -> Snapshot:
         """The state a read sees: the latest, as of a time (QueryAsOfTime), or in a transaction
-        (TransactionId: its start state and its own writes); both together are InvalidInputException."""
+        (TransactionId: its start state and its own writes); both together are InvalidInputException.
+        ``table``: a read of that one table."""
         exclusive(as_of, transaction_id)
         if transaction_id is not None:
             return self.transactions().read_snapshot(transaction_id)[1]
-        return self.snapshot(as_of)
+        return self.snapshot(as_of, table)
 
     def transactions(self) -> Transactions:
         """This store's Lake Formation transactions (their journal is opened on first use)."""

@@ -239,12 +239,12 @@ def public(desc: dict[str, Any]) -> dict[str, Any]:
 def get_partition_indexes(
     ctx: Context, database: str, table_name: str, next_token: str | None
 ) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table_name))
     table = require_table(snap, database, table_name)
     for d in table_indexes(snap, table):
         if d["IndexStatus"] == "CREATING" and time.time() - d.get("_touched", 0) > STALE_CREATING_SECONDS:
             backfill(ctx, database, table_name, d["IndexName"])
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table_name))
     query = paging.query_digest("GetPartitionIndexes", database, table_name, table["CreateTime"])
     after = paging.read_token(ctx.store.secret, query, next_token)
     found = [d for d in table_indexes(snap, table) if after is None or d["IndexName"] > after]
@@ -270,7 +270,7 @@ def create_partition_index(ctx: Context, database: str, table_name: str, index: 
         changes.put(PARTITION_INDEX, (database, table_name, name), desc)
         return changes, None
 
-    ctx.store.commit("CreatePartitionIndex", build)
+    ctx.store.commit("CreatePartitionIndex", build, table=(database, table_name))
     try:
         backfill(ctx, database, table_name, name)
     except Exception as e:
@@ -285,7 +285,7 @@ def backfill(ctx: Context, database: str, table_name: str, name: str) -> None:
     Runs without blocking the table: partitions committed meanwhile were checked by their writers,
     since a CREATING index already validates new partitions.
     """
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table_name))
     table = snap.get(TABLE, (database, table_name))
     desc = snap.get(PARTITION_INDEX, (database, table_name, name))
     if table is None or desc is None or desc["IndexStatus"] != "CREATING":
@@ -334,7 +334,7 @@ def backfill(ctx: Context, database: str, table_name: str, name: str) -> None:
         changes.put(PARTITION_INDEX, (database, table_name, name), done)
         return changes, None
 
-    ctx.store.commit("BackfillPartitionIndex", build)
+    ctx.store.commit("BackfillPartitionIndex", build, table=(database, table_name))
 
 
 def delete_partition_index(ctx: Context, database: str, table_name: str, name: str) -> None:
@@ -363,5 +363,5 @@ def delete_partition_index(ctx: Context, database: str, table_name: str, name: s
             changes.delete(PARTITION_INDEX, (database, table_name, name))
         return changes, None
 
-    ctx.store.commit("DeletePartitionIndex", mark)
-    ctx.store.commit("DropPartitionIndex", remove)
+    ctx.store.commit("DeletePartitionIndex", mark, table=(database, table_name))
+    ctx.store.commit("DropPartitionIndex", remove, table=(database, table_name))

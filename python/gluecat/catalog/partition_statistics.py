@@ -34,7 +34,7 @@ def _partition(
 def get_column_statistics(
     ctx: Context, database: str, table: str, values: list[str], column_names: list[str]
 ) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table))
     prefix, columns, where = _partition(ctx, snap, database, table, values)
     return statistics.found_and_errors(
         snap, PARTITION_COLUMN_STATISTICS, prefix, columns, column_names, where
@@ -48,7 +48,7 @@ def update_column_statistics(
         prefix, columns, where = _partition(ctx, snap, database, table, values)
         return statistics.put_changes(PARTITION_COLUMN_STATISTICS, prefix, columns, stats_list, where)
 
-    return ctx.store.commit("UpdateColumnStatisticsForPartition", build)
+    return ctx.store.commit("UpdateColumnStatisticsForPartition", build, table=(database, table))
 
 
 def delete_column_statistics(ctx: Context, database: str, table: str, values: list[str], column: str) -> None:
@@ -56,4 +56,4 @@ def delete_column_statistics(ctx: Context, database: str, table: str, values: li
         prefix, _, where = _partition(ctx, snap, database, table, values)
         return statistics.deletion(snap, PARTITION_COLUMN_STATISTICS, prefix, column, where), None
 
-    ctx.store.commit("DeleteColumnStatisticsForPartition", build)
+    ctx.store.commit("DeleteColumnStatisticsForPartition", build, table=(database, table))

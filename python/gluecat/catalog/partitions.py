@@ -22,9 +22,10 @@ from gluecat import uniform
 from gluecat.catalog import indexes, paging, statistics
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
+    MAX_LOG_SCAN,
     PARTITION_COLUMN_STATISTICS,
+    PARTITION_INDEX,
     Context,
-    commits_since,
     partition_key_count,
     require_table,
 )
@@ -43,6 +44,7 @@ from gluecat.errors import (
 from gluecat.expressions.spark import relaxed
 from gluecat.gc_pause import gc_paused
 from gluecat.store import codec
+from gluecat.store.conflicts import Reads
 from gluecat.store.snapshot import Changes, Snapshot
 
 MAX_PAGE = 1000
@@ -216,6 +218,21 @@ def _adding(
     return batch
 
 
+def _identities(parts: list[dict[str, Any]]) -> list[str]:
+    return value_keys([p["Values"] for p in parts if isinstance(p.get("Values"), list)])
+
+
+def _index_reads(key: tuple[str, str]) -> Reads:
+    """What every partition write reads: the table's partition indexes, which validate new values."""
+    return Reads().prefix(PARTITION_INDEX, key)
+
+
+def _near_limit(ctx: Context, v: TableView, adding: int) -> bool:
+    """Whether a write's check of the partition limit depended on how many partitions there are (then
+    any other addition may change its answer)."""
+    return v.upper_bound() + adding > ctx.limits.partitions_per_table // 2
+
+
 def _check_limit(ctx: Context, table: dict[str, Any], v: TableView, adding: int) -> None:
     limit = ctx.limits.partitions_per_table
     if v.upper_bound() + adding > limit and v.count() + adding > limit:
@@ -262,11 +279,19 @@ def _add(
                 outcomes.append(({"Errors": batch.errors} if r.collect_errors else None, None))
             changes = Changes()
             _commit_rows(table, rows, changes, vks, runs)
+            # What the checks read: the table's indexes and whether these partitions existed. A commit
+            # that lost its version to others that added other partitions is still right as it is.
+            changes.reads = _index_reads(key).rows(key, {vk for r in group for vk in _identities(r.parts)})
+            if _near_limit(ctx, _view(ctx, snap, table), len(rows)):
+                changes.reads.all_rows(key)
             return changes, outcomes
 
         single = len(group) == 1 and not group[0].collect_errors
+        key = (database, table_name)
         with gc_paused():  # a few containers per partition, none in a cycle
-            outcomes = ctx.store.commit("CreatePartition" if single else "BatchCreatePartition", build)
+            outcomes = ctx.store.commit(
+                "CreatePartition" if single else "BatchCreatePartition", build, table=key
+            )
         for r, (result, error) in zip(group, outcomes, strict=True):
             r.result, r.error = result, error
         ctx.rows.after_write((database, table_name))
@@ -419,7 +444,7 @@ def update_partition(
         updates.commit_to(changes)
         return changes, None
 
-    ctx.store.commit("UpdatePartition", build)
+    ctx.store.commit("UpdatePartition", build, table=(database, table_name))
     ctx.rows.after_write((database, table_name))
 
 
@@ -448,7 +473,7 @@ def batch_update_partition(
         updates.commit_to(changes)
         return changes, {"Errors": errors}
 
-    result = ctx.store.commit("BatchUpdatePartition", build)
+    result = ctx.store.commit("BatchUpdatePartition", build, table=(database, table_name))
     ctx.rows.after_write((database, table_name))
     return result
 
@@ -462,9 +487,10 @@ def delete_partition(ctx: Context, database: str, table_name: str, values: list[
             raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
         changes = Changes()
         _commit_rows(table, [(values, None)], changes, snap=snap)
+        changes.reads = _deletion_reads((database, table_name), [value_key(values)])
         return changes, None
 
-    ctx.store.commit("DeletePartition", build)
+    ctx.store.commit("DeletePartition", build, table=(database, table_name))
     ctx.rows.after_write((database, table_name))
 
 
@@ -495,29 +521,38 @@ def batch_delete_partition(
             rows.append((values, None))
         changes = Changes()
         _commit_rows(table, rows, changes, snap=snap)
+        changes.reads = _deletion_reads(
+            (database, table_name), [value_key(v) for v in values_list if isinstance(v, list)]
+        )
         return changes, {"Errors": errors}
 
-    result = ctx.store.commit("BatchDeletePartition", build)
+    result = ctx.store.commit("BatchDeletePartition", build, table=(database, table_name))
     ctx.rows.after_write((database, table_name))
     return result
+
+
+def _deletion_reads(key: tuple[str, str], identities: list[str]) -> Reads:
+    """What a removal of partitions reads: whether they exist, and the statistics it removes with them
+    (a table's partitions' statistics written meanwhile must not outlive a partition removed)."""
+    return Reads().rows(key, identities).prefix(PARTITION_COLUMN_STATISTICS, key)
 
 
 def partitions_unchanged_since(
     ctx: Context, database: str, name: str, version: int, excluding: Collection[int] = ()
 ) -> int | None:
-    """The latest warehouse version, if no commit after ``version`` other than those in ``excluding``
-    added or removed a partition of the table (merges rewrite segments, not partitions); else None.
+    """The table's latest version (``Catalog.table_version``), if no commit after ``version`` other
+    than those in ``excluding`` added or removed a partition of the table (merges rewrite segments, not
+    partitions); else None.
 
     Any segment added or removed for the table by another operation counts as a change, which also
     covers the table being dropped and made again under its name.
     """
-    since = commits_since(ctx, version)
-    if since is None:
-        return None
-    latest, entries = since
     table = (database, name)
+    latest = ctx.store.table_version(table)
+    if version < 0 or version > latest or latest - version > MAX_LOG_SCAN:
+        return None
     skip = set(excluding)
-    for entry in entries:
+    for entry in ctx.store.table_entries(table, version, latest):
         if entry.expired is not None:
             return None  # what it did is no longer known
         if entry.version in skip or entry.operation == merging.OPERATION:
@@ -540,11 +575,11 @@ def commit_partitions(
     """One atomic commit of any number of additions and removals (for Spark's writes and partition DDL).
 
     Nothing is committed unless every addition is new (or ``if_not_exists``) and every removal exists
-    (or ``if_exists``). Returns the version of the state the commit was made on: the commit is that
-    version plus one, so a caller holding that state can apply the change to it instead of re-reading.
+    (or ``if_exists``). Returns the version of the table's log the commit landed as (Catalog.table_version),
+    so that a caller holding the table's partitions can apply the change to its copy and label it.
     """
 
-    def build(snap: Snapshot) -> tuple[Changes, int]:
+    def build(snap: Snapshot) -> tuple[Changes, None]:
         table = require_table(snap, database, table_name)
         v = _view(ctx, snap, table)
         rows: list[tuple[list[str], dict[str, Any] | None]] = []
@@ -581,12 +616,16 @@ def commit_partitions(
         rows.extend(batch.rows)
         changes = Changes()
         _commit_rows(table, rows, changes, vks, snap=snap)
-        return changes, snap.version
+        key = (database, table_name)
+        changes.reads = _deletion_reads(key, vks + _identities(add)).prefix(PARTITION_INDEX, key)
+        if _near_limit(ctx, v, len(rows)):
+            changes.reads.all_rows(key)
+        return changes, None
 
     with gc_paused():  # as _add's commit
-        based_on = ctx.store.commit("CommitPartitions", build)
+        _, landed = ctx.store.commit_landing("CommitPartitions", build, table=(database, table_name))
     ctx.rows.after_write((database, table_name))
-    return based_on
+    return landed
 
 
 def copy_partitions(
@@ -618,7 +657,7 @@ def copy_partitions(
 
 
 def get_partition(ctx: Context, database: str, table_name: str, values: list[str]) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table_name))
     table = require_table(snap, database, table_name)
     _check_values(table, values, "PartitionValues")
     doc = _existing_doc(ctx, snap, table, values)
@@ -630,7 +669,7 @@ def get_partition(ctx: Context, database: str, table_name: str, values: list[str
 def batch_get_partition(
     ctx: Context, database: str, table_name: str, values_list: list[list[str]]
 ) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table_name))
     table = require_table(snap, database, table_name)
     for i, values in enumerate(values_list):
         _check_values(table, values, f"PartitionsToGet[{i}].Values")
@@ -671,7 +710,7 @@ def get_partitions(
     as_of: datetime | None,
     transaction_id: str | None = None,
 ) -> dict[str, Any]:
-    snap = ctx.read_snapshot(as_of, transaction_id)
+    snap = ctx.read_snapshot(as_of, transaction_id, (database, table_name))
     table = require_table(snap, database, table_name)
     query = plan_query(snap, table, expression)
     token_query = paging.query_digest(
@@ -698,7 +737,7 @@ def get_partitions_arrow(
     as_of: datetime | None = None,
 ) -> pa.Table:
     """The matching partitions as one Arrow table: a string column per key, plus Location."""
-    snap = ctx.snapshot(as_of)
+    snap = ctx.snapshot(as_of, (database, table_name))
     table = require_table(snap, database, table_name)
     rows = select(ctx, snap, table, plan_query(snap, table, expression, predicate))
     keys = _keys(table)
@@ -709,7 +748,7 @@ def get_partitions_arrow(
 
 
 def explain(ctx: Context, database: str, table_name: str, expression: str | None) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table_name))
     table = require_table(snap, database, table_name)
     query = plan_query(snap, table, expression)
     out = dict(ex.explain(query.plan))

@@ -18,7 +18,7 @@ from typing import Any
 from gluecat.catalog.context import TABLE
 from gluecat.catalog.objects import ObjectWrite
 from gluecat.store import codec
-from gluecat.store.snapshot import Changes, Key, Raw, Snapshot, apply
+from gluecat.store.snapshot import Changes, Key, Raw, Snapshot, overlay
 
 
 def table_identity(table: dict[str, Any] | None) -> list[Any] | None:
@@ -34,7 +34,7 @@ def with_table_write(snap: Snapshot, w: dict[str, Any], source: str) -> Snapshot
     changes = Changes()
     table_changes(snap, w, changes)
     records = [(k, key, doc) for k, key, doc in changes.puts] + [(k, key, None) for k, key in changes.deletes]
-    return apply(snap, snap.version, snap.timestamp, records, [], changes.segment_removes, (), snap.link)
+    return overlay(snap, records, changes.segment_removes)
 
 
 def table_changes(snap: Snapshot, w: dict[str, Any], changes: Changes) -> None:

@@ -110,7 +110,7 @@ def deletion(snap: Snapshot, kind: str, prefix: Key, column: str, where: str) ->
 
 
 def get_column_statistics(ctx: Context, database: str, table: str, column_names: list[str]) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, table))
     doc = require_table(snap, database, table)
     where = f"{database}.{table}"
     return found_and_errors(snap, COLUMN_STATISTICS, (database, table), columns_of(doc), column_names, where)
@@ -124,7 +124,7 @@ def update_column_statistics(
         where = f"{database}.{table}"
         return put_changes(COLUMN_STATISTICS, (database, table), columns_of(doc), stats_list, where)
 
-    return ctx.store.commit("UpdateColumnStatisticsForTable", build)
+    return ctx.store.commit("UpdateColumnStatisticsForTable", build, table=(database, table))
 
 
 def delete_column_statistics(ctx: Context, database: str, table: str, column: str) -> None:
@@ -132,7 +132,7 @@ def delete_column_statistics(ctx: Context, database: str, table: str, column: st
         require_table(snap, database, table)
         return deletion(snap, COLUMN_STATISTICS, (database, table), column, f"{database}.{table}"), None
 
-    ctx.store.commit("DeleteColumnStatisticsForTable", build)
+    ctx.store.commit("DeleteColumnStatisticsForTable", build, table=(database, table))
 
 
 def outdated(column: str, before: dict[str, str], after: dict[str, str]) -> bool:
@@ -165,7 +165,7 @@ def drop_outdated(
 
 def drop_partition_statistics(snap: Snapshot, table: Key, identities: list[str], changes: Changes) -> None:
     """Add to ``changes`` the removal of the statistics of the partitions ``identities`` (value keys)."""
-    if not identities or not snap.records(PARTITION_COLUMN_STATISTICS):
+    if not identities or not snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, table):
         return
     for vk in identities:
         for key in snap.keys_with_prefix(PARTITION_COLUMN_STATISTICS, (*table, vk)):

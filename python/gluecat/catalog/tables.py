@@ -400,7 +400,7 @@ def batch_delete_table(
 def get_table(
     ctx: Context, database: str, name: str, as_of: datetime | None, transaction_id: str | None
 ) -> Any:
-    snap = ctx.read_snapshot(as_of, transaction_id)
+    snap = ctx.read_snapshot(as_of, transaction_id, (database, name))
     return {"Table": copy_doc(require_table_at(ctx, snap, database, name, as_of))}
 
 
@@ -475,7 +475,7 @@ def _parse_version_id(version_id: str, field: str = "VersionId") -> int:
 
 
 def get_table_version(ctx: Context, database: str, name: str, version_id: str | None) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, name))
     table = require_table(snap, database, name)
     vid = table["VersionId"] if version_id is None else str(_parse_version_id(version_id))
     doc = snap.get(TABLE_VERSION, _version_key(database, name, vid))
@@ -487,7 +487,7 @@ def get_table_version(ctx: Context, database: str, name: str, version_id: str | 
 def get_table_versions(
     ctx: Context, database: str, name: str, next_token: str | None, max_results: int | None
 ) -> dict[str, Any]:
-    snap = ctx.snapshot()
+    snap = ctx.snapshot(table=(database, name))
     table = require_table(snap, database, name)
     query = paging.query_digest("GetTableVersions", database, name, table["CreateTime"])
     after = paging.read_token(ctx.store.secret, query, next_token)
@@ -525,7 +525,7 @@ def delete_table_version(ctx: Context, database: str, name: str, version_id: str
         _version_deletion(snap, database, name, version_id, changes)
         return changes, None
 
-    ctx.store.commit("DeleteTableVersion", build)
+    ctx.store.commit("DeleteTableVersion", build, table=(database, name))
 
 
 def batch_delete_table_version(
@@ -548,4 +548,4 @@ def batch_delete_table_version(
                 )
         return changes, {"Errors": errors}
 
-    return ctx.store.commit("BatchDeleteTableVersion", build)
+    return ctx.store.commit("BatchDeleteTableVersion", build, table=(database, name))

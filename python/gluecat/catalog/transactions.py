@@ -37,11 +37,12 @@ import contextlib
 import hashlib
 import hmac
 import logging
+import random
 import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -67,7 +68,7 @@ from gluecat.errors import (
 )
 from gluecat.store import codec
 from gluecat.store.codec import from_micros
-from gluecat.store.journal import Journal, Record
+from gluecat.store.journal import JournalConflict, Record, open_journal
 from gluecat.store.log import CommitTransaction, Entry
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
@@ -183,7 +184,7 @@ class Transactions:
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
         self.store = ctx.store
-        self.journal = Journal(ctx.store.fs)
+        self.journal = open_journal(ctx.store.fs)
         self._txs: dict[str, Transaction] = {}
         self._unclean: set[str] = set()
         self._horizon_us = 0
@@ -249,6 +250,30 @@ class Transactions:
         else:
             self._unclean.discard(tx.id)
 
+    def _attempts(self) -> Iterator[contextlib.AbstractContextManager[None]]:
+        """Decide and append holding the journal's lock, after reading it to its end: ``for attempt in
+        self._attempts(): with attempt: ...``. On an object store there is no lock, and an append fails
+        when another process appended since the read (JournalConflict): the block then runs again, on
+        the journal as it now is."""
+        for _ in range(200):
+            conflicted = False
+
+            @contextlib.contextmanager
+            def attempt() -> Iterator[None]:
+                nonlocal conflicted
+                with self._lock, self.journal.locked():
+                    self.refresh()
+                    try:
+                        yield
+                    except JournalConflict:
+                        conflicted = True
+
+            yield attempt()
+            if not conflicted:
+                return
+            time.sleep(random.uniform(0, 0.02))
+        raise OperationTimeoutException("the transaction journal: gave up against concurrent writers")
+
     def _append(self, record: Record, *, sync: bool) -> None:
         """Append a record (holding the journal's lock, after a refresh) and apply it here."""
         self.journal.append([record], sync=sync)
@@ -266,10 +291,13 @@ class Transactions:
             if t.status is not None and (t.cleaned or not t.on_cancel):
                 t.writes, t.on_cancel = [], []
         horizon = max([self._horizon_us] + [self._txs[t].start_us for t in dropped])
+        try:
+            self.journal.rewrite(
+                [{"op": "horizon", "tx": "", "time": horizon}, *(r for t in keep for r in t.records())]
+            )
+        except JournalConflict:
+            return  # another process appended first: the next append rewrites
         self._horizon_us = horizon
-        self.journal.rewrite(
-            [{"op": "horizon", "tx": "", "time": horizon}, *(r for t in keep for r in t.records())]
-        )
         for tx_id in dropped:
             del self._txs[tx_id]
             self._unclean.discard(tx_id)
@@ -301,29 +329,32 @@ class Transactions:
     def start(self, kind: str, timeout_seconds: float, at_version: int | None = None) -> str:
         """A new transaction; ``at_version``: its start state is that earlier commit of the warehouse
         (conflicts are checked against every commit since), not the latest."""
-        snap = self.store.latest()
-        if at_version is not None and at_version < snap.version:
-            snap = self.store.at_version(at_version)
+        version = self.store.latest().version
+        if at_version is not None and at_version < version:
+            version = at_version
         tx = Transaction(
             id="",
             kind=kind,
-            start_version=snap.version,
+            start_version=version,
             start_us=now_us(),
             timeout_us=int(timeout_seconds * 1_000_000),
             last_us=0,
         )
+        # Its start state, as every process reads it: the root at that version, each table as it was
+        # at the transaction's start (or before the root's next commit, when that came earlier).
+        snap = self.store.at_version(version, until=from_micros(tx.start_us))
         tx.last_us = tx.start_us
         tx_id = _make_id(self.store.secret, tx)
         record = tx.records()[0] | {"tx": tx_id}
-        with self._lock, self.journal.locked():
-            self.refresh()
-            # Not synced: the id itself says what the record says, so a start the machine loses
-            # comes back from its id (_known), and the transaction's first synced record covers it.
-            self._append(record, sync=False)
-            self._maybe_rewrite()
-            self._pinned[tx_id] = snap  # its start state, at hand for its reads
-            while len(self._pinned) > 64:
-                self._pinned.popitem(last=False)
+        for attempt in self._attempts():
+            with attempt:
+                # Not synced: the id itself says what the record says, so a start the machine loses
+                # comes back from its id (_known), and the transaction's first synced record covers it.
+                self._append(record, sync=False)
+                self._maybe_rewrite()
+                self._pinned[tx_id] = snap  # its start state, at hand for its reads
+                while len(self._pinned) > 64:
+                    self._pinned.popitem(last=False)
         self._kick_janitor()
         return tx_id
 
@@ -396,10 +427,10 @@ class Transactions:
         return out
 
     def extend(self, tx_id: str) -> None:
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._usable(tx_id)
-            self._append({"op": "touch", "tx": tx.id, "time": now_us()}, sync=True)
+        for attempt in self._attempts():
+            with attempt:
+                tx = self._usable(tx_id)
+                self._append({"op": "touch", "tx": tx.id, "time": now_us()}, sync=True)
 
     def _usable(self, tx_id: str, *, write: bool = False) -> Transaction:
         """The transaction, ACTIVE (holding the journal's lock, after a refresh); else the error its
@@ -420,33 +451,33 @@ class Transactions:
         return tx
 
     def cancel(self, tx_id: str) -> None:
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._get(tx_id)
-            state = tx.state(now_us())
-            if state == COMMITTED:
-                raise TransactionCommittedException(f"Transaction {tx_id} has been committed.")
-            if state == COMMIT_IN_PROGRESS:
-                raise TransactionCommitInProgressException(f"Transaction {tx_id} is being committed.")
-            if tx.status == ABORTED:
-                raise _canceled(tx)
-            idle = state == ABORTED
-            if idle:
-                self._record_idle_abort(tx)
-            else:
-                self._record_abort(tx, "canceled")
+        for attempt in self._attempts():
+            with attempt:
+                tx = self._get(tx_id)
+                state = tx.state(now_us())
+                if state == COMMITTED:
+                    raise TransactionCommittedException(f"Transaction {tx_id} has been committed.")
+                if state == COMMIT_IN_PROGRESS:
+                    raise TransactionCommitInProgressException(f"Transaction {tx_id} is being committed.")
+                if tx.status == ABORTED:
+                    raise _canceled(tx)
+                idle = state == ABORTED
+                if idle:
+                    self._record_idle_abort(tx)
+                else:
+                    self._record_abort(tx, "canceled")
         self._clean(tx)
         if idle:
             # Aborted already, as DescribeTransaction said: the same answer as once its abort is recorded.
             raise _canceled(tx)
 
     def _expire(self, tx_id: str) -> None:
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._get(tx_id)
-            if not tx.timed_out(now_us()):
-                return
-            self._record_idle_abort(tx)
+        for attempt in self._attempts():
+            with attempt:
+                tx = self._get(tx_id)
+                if not tx.timed_out(now_us()):
+                    return
+                self._record_idle_abort(tx)
         self._clean(tx)
 
     def _record_abort(self, tx: Transaction, reason: str, when_us: int | None = None) -> None:
@@ -466,14 +497,14 @@ class Transactions:
         """Stage writes in an ACTIVE READ_AND_WRITE transaction: ``build`` checks them against the
         transaction as it stands (holding the journal's lock, so no other write of it comes in between)
         and returns them with the call's result; nothing is staged if it raises."""
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._usable(tx_id, write=True)
-            writes, result = build(tx)
-            if writes:
-                # One record: a call's writes are staged whole or not at all.
-                self._append({"op": "write", "tx": tx.id, "ws": writes, "time": now_us()}, sync=True)
-                self._maybe_rewrite()
+        for attempt in self._attempts():
+            with attempt:
+                tx = self._usable(tx_id, write=True)
+                writes, result = build(tx)
+                if writes:
+                    # One record: a call's writes are staged whole or not at all.
+                    self._append({"op": "write", "tx": tx.id, "ws": writes, "time": now_us()}, sync=True)
+                    self._maybe_rewrite()
         return result
 
     def on_cancel(
@@ -485,24 +516,28 @@ class Transactions:
     ) -> None:
         """Record files to delete if the transaction aborts; ``check`` refuses them (after the
         transaction is found usable: an ended one's staged writes may be gone from the journal)."""
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._usable(tx_id, write=True)
-            check(tx)
-            record = {
-                "op": "on_cancel",
-                "tx": tx.id,
-                "table": list(table),
-                "objects": [list(o) for o in objects],
-            }
-            self._append({**record, "time": now_us()}, sync=True)
+        for attempt in self._attempts():
+            with attempt:
+                tx = self._usable(tx_id, write=True)
+                check(tx)
+                record = {
+                    "op": "on_cancel",
+                    "tx": tx.id,
+                    "table": list(table),
+                    "objects": [list(o) for o in objects],
+                }
+                self._append({**record, "time": now_us()}, sync=True)
 
     # -- reading ---------------------------------------------------------------------------------
 
     def start_snapshot(self, tx: Transaction) -> Snapshot:
         with self._lock:
             pinned = self._pinned.get(tx.id)
-        return pinned if pinned is not None else self.store.at_version(tx.start_version)
+        return (
+            pinned
+            if pinned is not None
+            else self.store.at_version(tx.start_version, until=from_micros(tx.start_us))
+        )
 
     def read_snapshot(self, tx_id: str) -> tuple[Transaction, Snapshot]:
         """What a read in the transaction sees: its start state and its own table writes (ACTIVE, or
@@ -570,28 +605,28 @@ class Transactions:
     # -- committing ------------------------------------------------------------------------------
 
     def commit(self, tx_id: str) -> str:
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._get(tx_id)
-            now = now_us()
-            state = tx.state(now)
-            if state == COMMITTED:
-                raise TransactionCommittedException(f"Transaction {tx_id} has already been committed.")
-            if state == ABORTED:
-                if tx.status is None:
-                    self._record_idle_abort(tx)
-                    self._kick_janitor()  # its DeleteObjectsOnCancel files
-                raise _canceled(tx)
-            if state == COMMIT_IN_PROGRESS:
-                if now - (tx.committing_us or 0) <= STALE_COMMIT_SECONDS * 1_000_000:
-                    return COMMIT_IN_PROGRESS
-            elif not tx.writes:
-                self._append({"op": "end", "tx": tx.id, "status": COMMITTED, "time": now}, sync=True)
-                self._pinned.pop(tx.id, None)
-                return COMMITTED
-            else:
-                # From here no write can be staged: the commit takes exactly those before the marker.
-                self._append({"op": "committing", "tx": tx.id, "time": now}, sync=False)
+        for attempt in self._attempts():
+            with attempt:
+                tx = self._get(tx_id)
+                now = now_us()
+                state = tx.state(now)
+                if state == COMMITTED:
+                    raise TransactionCommittedException(f"Transaction {tx_id} has already been committed.")
+                if state == ABORTED:
+                    if tx.status is None:
+                        self._record_idle_abort(tx)
+                        self._kick_janitor()  # its DeleteObjectsOnCancel files
+                    raise _canceled(tx)
+                if state == COMMIT_IN_PROGRESS:
+                    if now - (tx.committing_us or 0) <= STALE_COMMIT_SECONDS * 1_000_000:
+                        return COMMIT_IN_PROGRESS
+                elif not tx.writes:
+                    self._append({"op": "end", "tx": tx.id, "status": COMMITTED, "time": now}, sync=True)
+                    self._pinned.pop(tx.id, None)
+                    return COMMITTED
+                else:
+                    # From here no write can be staged: the commit takes exactly those before the marker.
+                    self._append({"op": "committing", "tx": tx.id, "time": now}, sync=False)
         self._finish(tx_id, tx)
         return COMMITTED
 
@@ -607,23 +642,29 @@ class Transactions:
             if isinstance(e, (InternalServiceException, OperationTimeoutException)):
                 raise  # not the transaction's fault: it stays in progress, and is finished later
             why = "conflict" if isinstance(e, ConcurrentModificationException) else "could not commit"
-            with self._lock, self.journal.locked():
-                self.refresh()
+            for attempt in self._attempts():
+                with attempt:
+                    tx = self._get(tx_id)
+                    if tx.status is None:
+                        self._record_abort(tx, f"{why}: {e.message}")
+                        tx = self._get(tx_id)
+            self._clean(self._get(tx_id))
+            raise
+        for attempt in self._attempts():
+            with attempt:
                 tx = self._get(tx_id)
                 if tx.status is None:
-                    self._record_abort(tx, f"{why}: {e.message}")
-                    tx = self._get(tx_id)
-            self._clean(tx)
-            raise
-        with self._lock, self.journal.locked():
-            self.refresh()
-            tx = self._get(tx_id)
-            if tx.status is None:
-                # The log entry is the commit (durable already); this record saves finding it again.
-                end = {"op": "end", "tx": tx.id, "status": COMMITTED, "time": now_us(), "version": version}
-                self._append(end, sync=False)
-            self._pinned.pop(tx.id, None)
-            self._maybe_rewrite()
+                    # The log entry is the commit (durable already); this record saves finding it again.
+                    end = {
+                        "op": "end",
+                        "tx": tx.id,
+                        "status": COMMITTED,
+                        "time": now_us(),
+                        "version": version,
+                    }
+                    self._append(end, sync=False)
+                self._pinned.pop(tx.id, None)
+                self._maybe_rewrite()
         for key in {tuple(w["table"]) for w in writes if w["w"] == "objects"}:
             self.ctx.rows.after_write(obj.rows_key(key[0], key[1]))
 
@@ -846,10 +887,10 @@ class Transactions:
         if failed:
             self._kick_janitor()
             return
-        with self._lock, self.journal.locked():
-            self.refresh()
-            if not tx.cleaned:
-                self._append({"op": "cleaned", "tx": tx.id}, sync=False)
+        for attempt in self._attempts():
+            with attempt:
+                if not tx.cleaned:
+                    self._append({"op": "cleaned", "tx": tx.id}, sync=False)
 
     def _delete_files(self, uris: list[str]) -> list[str]:
         """Delete files, then drop their pending records; returns those that could not be deleted."""

@@ -135,8 +135,8 @@ class Handler:
         read again while a commit changed the table or its partitions meanwhile; a table written to all
         the time is then read as of one moment (time travel: slower, but of one state however busy)."""
         for _ in range(READ_ATTEMPTS):
-            since = self.catalog.warehouse_version()
-            table = self._table(db_name, tbl_name)
+            table = self._table(db_name, tbl_name)  # NoSuchObjectException for a name no table has
+            since = self.catalog.table_version(DatabaseName=db_name, TableName=tbl_name)
             found = self._partitions_read(read, None)
             unchanged = self.catalog.partitions_unchanged_since(db_name, tbl_name, since) is not None
             if unchanged and self._table(db_name, tbl_name) == table:

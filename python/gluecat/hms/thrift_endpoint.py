@@ -18,6 +18,7 @@ from thrift.protocol.TProtocol import TProtocolException
 from thrift.Thrift import TApplicationException, TMessageType
 from thrift.transport import TTransport
 
+from gluecat.errors import GlueError
 from gluecat.hms import replies
 from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore, ttypes
 from gluecat.hms.handler import Handler
@@ -46,6 +47,15 @@ CACHED = {
     "get_partition_names": ("db_name", "tbl_name", "max_parts"),
     "get_table": ("dbname", "tbl_name"),
 }
+
+
+def _table_version(catalog: Any, database: Any, table: Any) -> int:
+    """What a cached reply about one table is labelled with: its table's version, which every change of
+    the table (and nothing else) moves on; -1 (never served from the cache) for names no table can have."""
+    try:
+        return int(catalog.table_version(DatabaseName=database, TableName=table))
+    except GlueError:
+        return -1
 
 
 class Body(TTransport.TMemoryBuffer):
@@ -86,7 +96,7 @@ class Processor(ThriftHiveMetastore.Processor):
         args.read(iprot)
         iprot.readMessageEnd()
         key = tuple(getattr(args, f) for f in fields)
-        version = self._handler.catalog.warehouse_version()
+        version = _table_version(self._handler.catalog, key[0], key[1])
         result_type = getattr(ThriftHiveMetastore, f"{name}_result")
 
         def compute() -> Any:

@@ -913,7 +913,7 @@ class Backend:
             )
             if now is not None:
                 return {"version": now, "unchanged": True}
-        version = self.catalog.warehouse_version()
+        version = self.catalog.table_version(DatabaseName=args["database"], TableName=args["name"])
         table = self._table(args)
         keys = [k["Name"] for k in table.get("PartitionKeys", [])]
         if not keys:

@@ -1,16 +1,19 @@
-"""The warehouse's file system: pyarrow file systems for reading and writing, plus the one primitive a
-commit needs beyond them, an exclusive create that publishes a whole file or nothing.
+"""The warehouse's file system: the few operations the store needs, on a local disk or an object store,
+among them the one primitive a commit needs beyond reading and writing: an exclusive create that
+publishes a whole file or nothing (put-if-absent).
 
-pyarrow's file systems have no conditional (put-if-absent) write, so the publish primitive is provided
-here per file system kind: on a local disk a fully written and fsynced temporary file is hard-linked to
-its final name, which fails atomically if the name exists (the same trick Delta Lake's local log store
-uses). File systems without such a primitive are opened read-only unless the caller declares itself the
-only writer; docs/storage.md says what an object store must offer.
+- A local (or network, POSIX) file system: a fully written and fsynced unnamed file is hard-linked to
+  its final name, which fails atomically if the name exists (the trick Delta Lake's local log store
+  uses). ``LocalFS``.
+- S3, Google Cloud Storage and Azure Blob storage: their conditional writes (``If-None-Match: *``,
+  ``ifGenerationMatch=0``), through obstore (gluecat/store/object_store.py).
+- Any other file system pyarrow opens (``filesystem=``, or a URI of another scheme) has no conditional
+  write: it is read-only unless the caller declares itself the only writer (``single_writer``).
 
-With ``fsync`` (the default) every file, and its name in its folder, is on stable storage before the
-commit naming it is published, and the commit's log entry is before the call returns, so a commit
+With ``fsync`` (the default) every local file, and its name in its folder, is on stable storage before
+the commit naming it is published, and the commit's log entry is before the call returns, so a commit
 survives a power failure; without it a commit survives the death of the process (the operating system
-still holds it) but not of the machine.
+still holds it) but not of the machine. An object store acknowledges a write once it is durable.
 """
 
 from __future__ import annotations
@@ -19,7 +22,9 @@ import contextlib
 import errno
 import os
 import uuid
-from dataclasses import dataclass
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import BinaryIO
 
 import pyarrow.fs as pafs
@@ -27,6 +32,8 @@ import pyarrow.fs as pafs
 from gluecat.errors import StorageError
 
 _proc: tuple[int, int | None] | None = None
+
+OBJECT_STORE_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "az", "azure", "abfs", "abfss")
 
 
 def _proc_fds() -> int | None:
@@ -44,99 +51,160 @@ def _proc_fds() -> int | None:
     return _proc[1]
 
 
-@dataclass(frozen=True)
 class WarehouseFS:
-    """A warehouse root on some file system, with paths relative to that root."""
+    """A warehouse root on some file system, with paths relative to that root ("rel" paths, always
+    with "/"). Every method may raise OSError for a failure of the file system itself; a missing file is
+    FileNotFoundError."""
 
-    fs: pafs.FileSystem
-    root: str
-    local: bool
-    single_writer: bool = False
+    local: bool = False
+    """A POSIX file system (the transaction journal appends and locks there)."""
+    listing_is_cheap: bool = False
+    """One listing costs no more than one look at a name (an object store's LIST returns up to a
+    thousand names in one request; a local folder of a million entries is slow to list)."""
     fsync: bool = True
+    parallelism: int = 1
+    """How many reads are worth making at once (object stores: many; local disks: one)."""
 
-    @classmethod
+    def uri(self, rel: str) -> str:
+        """A fully qualified name of a file, for messages."""
+        raise NotImplementedError
+
+    def exists(self, rel: str) -> bool:
+        raise NotImplementedError
+
+    def read_bytes(self, rel: str) -> bytes:
+        raise NotImplementedError
+
+    def read_many(self, rels: Sequence[str]) -> list[bytes | None]:
+        """The bytes of each file (None for one that is missing), read at once where that is faster."""
+        if self.parallelism <= 1 or len(rels) <= 1:
+            return [self._read_or_none(r) for r in rels]
+        with ThreadPoolExecutor(min(self.parallelism, len(rels))) as pool:
+            return list(pool.map(self._read_or_none, rels))
+
+    def _read_or_none(self, rel: str) -> bytes | None:
+        try:
+            return self.read_bytes(rel)
+        except FileNotFoundError:
+            return None
+
+    def write_new(self, rel: str, data: bytes) -> None:
+        """Write a file under a name nobody else uses (data files carry a random id in their name)."""
+        raise NotImplementedError
+
+    def publish(self, rel: str, data: bytes) -> bool:
+        """Create ``rel`` holding exactly ``data`` if no file has that name; False if one already has.
+
+        Readers see either no file or the whole file. False may also mean that this very call's write
+        landed and a retry of it (by the file system's client) then found it: a caller that must know
+        reads the name back. An OSError escaping from here means the outcome is unknown: the caller
+        must re-read the name to learn whether its content is there.
+        """
+        raise NotImplementedError
+
+    def replace(self, rel: str, data: bytes) -> None:
+        """Put ``data`` in place of the file ``rel`` atomically: readers see the old or the new content."""
+        raise NotImplementedError
+
+    def list_names(self, rel_dir: str) -> list[str]:
+        """Names of the files directly in a folder, or [] if it does not exist."""
+        raise NotImplementedError
+
+    def list_after(self, rel_dir: str, after: str) -> list[str]:
+        """Names of the files directly in a folder that sort after ``after``, in order."""
+        return sorted(n for n in self.list_names(rel_dir) if n > after)
+
+    def list_folders(self, rel_dir: str) -> list[str]:
+        """Names of the folders directly in a folder (on an object store: the common prefixes)."""
+        raise NotImplementedError
+
+    def delete(self, rel: str) -> None:
+        """Delete a file; one that is gone already counts as deleted."""
+        raise NotImplementedError
+
+    def mtime(self, rel: str) -> datetime | None:
+        """When a file was last written (None if it is missing)."""
+        raise NotImplementedError
+
+    def mkdirs(self, rel: str) -> None:
+        """Make a folder and its parents (nothing to do on an object store)."""
+
+    def sync_folder(self, rel_dir: str) -> None:
+        """With ``fsync``, put the names of the files written in a local folder on stable storage (a
+        file's fsync does not cover its name)."""
+
+    def close(self) -> None:
+        """Let go of what the file system holds (connections, descriptors)."""
+
+    @staticmethod
     def open(
-        cls,
         warehouse: str,
         *,
         single_writer: bool = False,
         fsync: bool = True,
         filesystem: pafs.FileSystem | None = None,
     ) -> WarehouseFS:
-        """Resolve a local path or a URI (file://, s3://, gs://, ...) to a file system and root; or use
-        ``filesystem`` (e.g. an S3FileSystem with its own credentials) with ``warehouse`` a path in it."""
+        """A local path, a ``file:`` URI, an object store URI (``s3://bucket/prefix``, ``gs://...``,
+        ``az://container/prefix``, ``abfss://container@account.dfs.core.windows.net/prefix``), or
+        ``filesystem`` (any pyarrow file system) with ``warehouse`` a path in it."""
         if filesystem is not None:
-            fs, root = filesystem, warehouse
-        elif "://" in warehouse:
-            fs, root = pafs.FileSystem.from_uri(warehouse)
-        else:
-            fs, root = pafs.LocalFileSystem(), os.path.abspath(warehouse)
-        local = isinstance(fs, pafs.LocalFileSystem)
-        if local:
-            root = os.path.abspath(root)
-        return cls(fs=fs, root=root.rstrip("/"), local=local, single_writer=single_writer, fsync=fsync)
+            return PyArrowFS(filesystem, warehouse.rstrip("/"), single_writer=single_writer)
+        scheme = warehouse.split("://", 1)[0].lower() if "://" in warehouse else ""
+        if scheme in OBJECT_STORE_SCHEMES:
+            from gluecat.store.object_store import ObjectStoreFS
+
+            return ObjectStoreFS.at(warehouse)
+        if scheme in ("", "file"):
+            path = warehouse
+            if scheme == "file":
+                fs, path = pafs.FileSystem.from_uri(warehouse)
+            return LocalFS(os.path.abspath(path).rstrip("/") or "/", fsync=fsync)
+        fs, root = pafs.FileSystem.from_uri(warehouse)
+        return PyArrowFS(fs, root.rstrip("/"), single_writer=single_writer)
+
+
+class LocalFS(WarehouseFS):
+    """A warehouse in a folder of a POSIX file system."""
+
+    local = True
+
+    def __init__(self, root: str, *, fsync: bool = True) -> None:
+        self.root = root
+        self.fsync = fsync
+        self.fs = pafs.LocalFileSystem()
 
     def full(self, rel: str) -> str:
         return f"{self.root}/{rel}"
 
     def uri(self, rel: str) -> str:
-        """A fully qualified name of a file, for messages."""
-        return ("file://" if self.local else f"{self.fs.type_name}://") + self.full(rel)
+        return "file://" + self.full(rel)
 
     def mkdirs(self, rel: str) -> None:
-        self.fs.create_dir(self.full(rel), recursive=True)
+        os.makedirs(self.full(rel), exist_ok=True)
 
     def exists(self, rel: str) -> bool:
-        if self.local:
-            return os.path.exists(self.full(rel))
-        return self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound
+        return os.path.exists(self.full(rel))
 
     def read_bytes(self, rel: str) -> bytes:
-        if self.local:
-            with open(self.full(rel), "rb") as f:
-                return f.read()
-        with self.fs.open_input_stream(self.full(rel)) as f:
-            return bytes(f.read())
+        with open(self.full(rel), "rb") as f:
+            return f.read()
 
     def write_new(self, rel: str, data: bytes) -> None:
-        """Write a file under a name nobody else uses (data files carry a random id in their name)."""
-        if self.local:
-            path = self.full(rel)
-            with open(path, "xb") as f:
-                self._write(f, data)
-            return
-        with self.fs.open_output_stream(self.full(rel)) as f:
-            f.write(data)
+        with open(self.full(rel), "xb") as f:
+            self._write(f, data)
 
     def publish(self, rel: str, data: bytes) -> bool:
-        """Create ``rel`` holding exactly ``data`` if no file has that name; False if one already has.
-
-        Readers see either no file or the whole file. An OSError escaping from here means the outcome
-        is unknown: the caller must re-read the name to learn whether its content is there.
-        """
-        if self.local:
-            path = self.full(rel)
-            proc_fds = _proc_fds()
-            if proc_fds is not None:
-                try:
-                    fd = os.open(os.path.dirname(path), os.O_TMPFILE | os.O_WRONLY, 0o644)
-                except OSError as e:
-                    if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
-                        raise
-                else:
-                    return self._publish_unnamed(fd, proc_fds, path, data)
-            return self._publish_via_temporary(path, data)
-        if not self.single_writer:
-            raise StorageError(
-                f"the warehouse {self.uri('')} is on a file system ({self.fs.type_name}) without an "
-                "exclusive create, so gluecat cannot commit to it safely with concurrent writers; open "
-                "it with single_writer=True if this process is the only writer (see docs/storage.md)"
-            )
-        if self.exists(rel):
-            return False
-        with self.fs.open_output_stream(self.full(rel)) as f:
-            f.write(data)
-        return True
+        path = self.full(rel)
+        proc_fds = _proc_fds()
+        if proc_fds is not None:
+            try:
+                fd = os.open(os.path.dirname(path), os.O_TMPFILE | os.O_WRONLY, 0o644)
+            except OSError as e:
+                if e.errno not in (errno.EOPNOTSUPP, errno.EISDIR, errno.EINVAL):
+                    raise
+            else:
+                return self._publish_unnamed(fd, proc_fds, path, data)
+        return self._publish_via_temporary(path, data)
 
     def _publish_unnamed(self, fd: int, proc_fds: int, path: str, data: bytes) -> bool:
         # An unnamed file given its name once written: no temporary name to create and delete. On ext4
@@ -168,22 +236,17 @@ class WarehouseFS:
         return True
 
     def replace(self, rel: str, data: bytes) -> None:
-        """Put ``data`` in place of the file ``rel`` atomically: readers see the old or the new content."""
-        if self.local:
-            path = self.full(rel)
-            tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
-            with open(tmp, "xb") as f:
-                self._write(f, data)
-            try:
-                os.replace(tmp, path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-            self._sync_folder(os.path.dirname(path))
-            return
-        with self.fs.open_output_stream(self.full(rel)) as f:  # object stores replace whole objects
-            f.write(data)
+        path = self.full(rel)
+        tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
+        with open(tmp, "xb") as f:
+            self._write(f, data)
+        try:
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        self._sync_folder(os.path.dirname(path))
 
     def _write(self, f: BinaryIO, data: bytes) -> None:
         """Write ``data`` to a new local file and, with ``fsync``, onto stable storage."""
@@ -193,10 +256,7 @@ class WarehouseFS:
             os.fsync(f.fileno())
 
     def sync_folder(self, rel_dir: str) -> None:
-        """With ``fsync``, put the names of the files written in a local folder on stable storage (a
-        file's fsync does not cover its name)."""
-        if self.local:
-            self._sync_folder(self.full(rel_dir))
+        self._sync_folder(self.full(rel_dir))
 
     def _sync_folder(self, folder: str) -> None:
         if not self.fsync:
@@ -208,15 +268,91 @@ class WarehouseFS:
             os.close(fd)
 
     def list_names(self, rel_dir: str) -> list[str]:
-        """Names of the files directly in a folder, or [] if it does not exist."""
-        if self.local:
-            try:
-                return os.listdir(self.full(rel_dir))
-            except FileNotFoundError:
-                return []
+        try:
+            with os.scandir(self.full(rel_dir)) as it:
+                return [e.name for e in it if not e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def list_folders(self, rel_dir: str) -> list[str]:
+        try:
+            with os.scandir(self.full(rel_dir)) as it:
+                return [e.name for e in it if e.is_dir(follow_symlinks=False)]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+
+    def delete(self, rel: str) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.full(rel))
+
+    def mtime(self, rel: str) -> datetime | None:
+        try:
+            return datetime.fromtimestamp(os.stat(self.full(rel)).st_mtime, UTC)
+        except FileNotFoundError:
+            return None
+
+
+class PyArrowFS(WarehouseFS):
+    """A warehouse on a file system pyarrow opens that offers no exclusive create: readable by all,
+    writable only by a caller that promises to be the only writer."""
+
+    def __init__(self, fs: pafs.FileSystem, root: str, *, single_writer: bool) -> None:
+        self.fs = fs
+        self.root = root
+        self.single_writer = single_writer
+        self.listing_is_cheap = not isinstance(fs, pafs.LocalFileSystem)
+
+    def full(self, rel: str) -> str:
+        return f"{self.root}/{rel}"
+
+    def uri(self, rel: str) -> str:
+        return f"{self.fs.type_name}://{self.full(rel)}"
+
+    def mkdirs(self, rel: str) -> None:
+        self.fs.create_dir(self.full(rel), recursive=True)
+
+    def exists(self, rel: str) -> bool:
+        return bool(self.fs.get_file_info(self.full(rel)).type != pafs.FileType.NotFound)
+
+    def read_bytes(self, rel: str) -> bytes:
+        with self.fs.open_input_stream(self.full(rel)) as f:
+            return bytes(f.read())
+
+    def write_new(self, rel: str, data: bytes) -> None:
+        with self.fs.open_output_stream(self.full(rel)) as f:
+            f.write(data)
+
+    def publish(self, rel: str, data: bytes) -> bool:
+        if not self.single_writer:
+            raise StorageError(
+                f"the warehouse {self.uri('')} is on a file system ({self.fs.type_name}) without an "
+                "exclusive create, so gluecat cannot commit to it safely with concurrent writers; open "
+                "it with single_writer=True if this process is the only writer, or use an s3://, gs:// or "
+                "az:// URI, whose conditional writes gluecat commits with (see docs/storage.md)"
+            )
+        if self.exists(rel):
+            return False
+        self.write_new(rel, data)
+        return True
+
+    def replace(self, rel: str, data: bytes) -> None:
+        self.write_new(rel, data)
+
+    def list_names(self, rel_dir: str) -> list[str]:
         sel = pafs.FileSelector(self.full(rel_dir), allow_not_found=True)
-        return [info.base_name for info in self.fs.get_file_info(sel)]
+        return [i.base_name for i in self.fs.get_file_info(sel) if i.type != pafs.FileType.Directory]
+
+    def list_folders(self, rel_dir: str) -> list[str]:
+        sel = pafs.FileSelector(self.full(rel_dir), allow_not_found=True)
+        return [i.base_name for i in self.fs.get_file_info(sel) if i.type == pafs.FileType.Directory]
 
     def delete(self, rel: str) -> None:
         with contextlib.suppress(FileNotFoundError):
             self.fs.delete_file(self.full(rel))
+
+    def mtime(self, rel: str) -> datetime | None:
+        info = self.fs.get_file_info(self.full(rel))
+        if info.type == pafs.FileType.NotFound or info.mtime is None:
+            return None
+        when: datetime = info.mtime
+        return when if when.tzinfo is not None else when.replace(tzinfo=UTC)

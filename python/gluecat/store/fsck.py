@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from gluecat.errors import StorageError
-from gluecat.store import files, layout, log
+from gluecat.store import files, layout, log, placement
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.snapshot import Link
 from gluecat.store.store import Store
@@ -70,49 +70,68 @@ def check(warehouse: str) -> FsckReport:
     """Verify every file of a warehouse; the report lists each damaged file and each stray one."""
     fs = WarehouseFS.open(warehouse)
     report = FsckReport(fs.uri(""))
-    if not fs.exists(layout.LOG_DIR):
+    if not fs.exists(layout.log_path(0)) and not fs.list_names(layout.LOG_DIR):
         report.damage(fs.uri(layout.LOG_DIR), "no log: not a gluecat warehouse")
         return report
-    entries = _check_log(fs, report)
-    checkpoint_segments = _check_checkpoints(fs, report, entries)
-    _check_data(fs, report, entries, checkpoint_segments)
+    root_entries = _check_log(fs, layout.ROOT_LOG, report)
+    report.version = max(root_entries, default=None)
+    logs: list[tuple[layout.LogLayout, dict[int, log.Entry]]] = [(layout.ROOT_LOG, root_entries)]
+    for name in sorted(fs.list_folders(layout.TABLES_DIR)):
+        where = layout.table_log(name)
+        if layout.layout_of(where.log_path(0)) is None:
+            report.note(fs.uri(f"{layout.TABLES_DIR}/{name}"), "a foreign folder among the tables' logs")
+            continue
+        logs.append((where, _check_log(fs, where, report)))
+    aborted = _check_markers(fs, report, root_entries, logs[1:])
+    named: dict[str, str] = {}
+    history: set[str] = set()
+    inline: list[tuple[layout.LogLayout, log.Entry, log.AddSegment]] = []
+    for where, entries in logs:
+        checkpoint_segments = _check_checkpoints(fs, where, report, entries)
+        live = {v: e for v, e in entries.items() if (where.base, v) not in aborted}
+        _names(fs, where, live, checkpoint_segments, named, history, inline)
+    _check_data(fs, report, named, history, inline)
     store = _check_opens(warehouse, report) if report.version is not None else None
     if store is not None and not report.damaged:
-        _check_merges(store, report, entries)
+        for where, entries in logs:
+            _check_merges(
+                store, report, where, {v: e for v, e in entries.items() if (where.base, v) not in aborted}
+            )
     return report
 
 
-def _check_log(fs: WarehouseFS, report: FsckReport) -> dict[int, log.Entry]:
+def _check_log(fs: WarehouseFS, where: layout.LogLayout, report: FsckReport) -> dict[int, log.Entry]:
     versions = []
-    for name in fs.list_names(layout.LOG_DIR):
+    for name in fs.list_names(where.log_dir):
         v = layout.parse_log_name(name)
         if v is not None:
             versions.append(v)
         elif layout.is_temporary(name):
-            report.note(fs.uri(f"{layout.LOG_DIR}/{name}"), "a temporary file of a writer that stopped")
+            report.note(fs.uri(f"{where.log_dir}/{name}"), "a temporary file of a writer that stopped")
         else:
-            report.note(fs.uri(f"{layout.LOG_DIR}/{name}"), "a foreign file in the log folder")
+            report.note(fs.uri(f"{where.log_dir}/{name}"), "a foreign file in the log folder")
     if not versions:
-        report.damage(fs.uri(layout.LOG_DIR), "the log is empty")
+        if where is layout.ROOT_LOG:
+            report.damage(fs.uri(where.log_dir), "the log is empty")
         return {}
     present = set(versions)
     first, last = min(versions), max(versions)
     if first > 0:
         report.note(
-            fs.uri(layout.log_path(0)),
+            fs.uri(where.log_path(0)),
             f"versions 0 to {first - 1} have no entries (deleted by an expiry of a gluecat before "
             f"format 4, or lost); time travel before version {first} is not possible",
         )
     entries: dict[int, log.Entry] = {}
     link: Link | None = None
     for v in range(first, last + 1):
-        path = layout.log_path(v)
+        path = where.log_path(v)
         if v not in present:
             report.damage(fs.uri(path), f"missing, while the log goes on to version {last}: a gap in the log")
             link = None
             continue
         try:
-            entry = log.parse(fs.read_bytes(path), fs.uri(path), v, link)
+            entry = log.parse(fs.read_bytes(path), fs.uri(path), v, link, where)
         except (StorageError, OSError) as e:
             report.damage(fs.uri(path), _why(e))
             link = None
@@ -122,17 +141,56 @@ def _check_log(fs: WarehouseFS, report: FsckReport) -> dict[int, log.Entry]:
         if entry.expired is not None:
             report.expired_entries += 1
         link = entry.link
-    report.version = last
     return entries
 
 
+def _check_markers(
+    fs: WarehouseFS,
+    report: FsckReport,
+    root: dict[int, log.Entry],
+    tables: list[tuple[layout.LogLayout, dict[int, log.Entry]]],
+) -> set[tuple[str, int]]:
+    """Each root entry that names a marker in a table's log finds it there, naming it back; the markers
+    the root did not decide (aborted, or still waiting) are returned, by log and version: they count
+    for nothing, and the files they name may be gone."""
+    by_base = {where.base: entries for where, entries in tables}
+    for version, entry in root.items():
+        for action in entry.actions:
+            if not isinstance(action, log.Marks):
+                continue
+            where = layout.table_log(placement.log_name(action.table))
+            marker = by_base.get(where.base, {}).get(action.version)
+            uri = fs.uri(where.log_path(action.version))
+            if marker is None:
+                report.damage(uri, f"missing: root version {version} committed it ({'.'.join(action.table)})")
+            elif marker.expired is None and marker.decided_by != log.Decision(version, entry.commit_id):
+                report.damage(uri, f"is not the marker root version {version} committed")
+    out: set[tuple[str, int]] = set()
+    newest_root = max(root, default=-1)
+    for where, entries in tables:
+        for version, entry in entries.items():
+            ref = entry.decided_by
+            if ref is None:
+                continue
+            decider = root.get(ref.version)
+            if decider is None or decider.commit_id != ref.commit_id:
+                out.add((where.base, version))
+                if ref.version > newest_root:
+                    report.note(
+                        fs.uri(where.log_path(version)),
+                        f"a marker waiting for root version {ref.version}: its writer stopped before "
+                        "publishing it, or is publishing it now (the next writer of the table fences it)",
+                    )
+    return out
+
+
 def _check_checkpoints(
-    fs: WarehouseFS, report: FsckReport, entries: dict[int, log.Entry]
+    fs: WarehouseFS, where: layout.LogLayout, report: FsckReport, entries: dict[int, log.Entry]
 ) -> dict[int, list[str]]:
-    """Verify each checkpoint; returns the segments each names, by version."""
+    """Verify each checkpoint of a log; returns the segments each names, by version."""
     segments: dict[int, list[str]] = {}
-    for name in sorted(fs.list_names(layout.CHECKPOINT_DIR)):
-        path = f"{layout.CHECKPOINT_DIR}/{name}"
+    for name in sorted(fs.list_names(where.checkpoint_dir)):
+        path = f"{where.checkpoint_dir}/{name}"
         uri = fs.uri(path)
         if layout.is_temporary(name):
             report.note(uri, "a temporary file of a writer that stopped")
@@ -154,43 +212,64 @@ def _check_checkpoints(
             continue
         report.checkpoints += 1
         entry = entries.get(version)
+        if version > max(entries, default=-1):
+            # Its entry and those before it were read into it: the log lost its newest entries.
+            report.damage(fs.uri(where.log_path(version)), f"missing, while checkpoint {version} folds it")
         chain = md.get("gluecat.chain")
         if chain and entry is not None and entry.chain != chain:
             report.damage(uri, f"its place in the log does not match version {version}'s entry")
         segments[version] = [key[-1] for kind, key, _ in rows if kind == files.SEGMENT_KIND]
     if not segments and entries and (0 not in entries or entries[0].expired is not None):
+        # The stubs name the checkpoint their expiry kept: that one is missing or unreadable.
+        kept = max((e.expired for e in entries.values() if e.expired is not None), default=None)
+        where_kept = where.checkpoint_path(kept) if kept is not None else where.checkpoint_dir
         report.damage(
-            fs.uri(layout.CHECKPOINT_DIR), "no readable checkpoint, and the log's beginning is gone"
+            fs.uri(where_kept), "no readable checkpoint, and the log's beginning is gone (expired into it)"
         )
     return segments
+
+
+def _names(
+    fs: WarehouseFS,
+    where: layout.LogLayout,
+    entries: dict[int, log.Entry],
+    checkpoint_segments: dict[int, list[str]],
+    named: dict[str, str],
+    history: set[str],
+    inline: list[tuple[layout.LogLayout, log.Entry, log.AddSegment]],
+) -> None:
+    """The data files a log's retained versions name (into ``named``, with who names them), those only
+    its folded history names (``history``: an expiry may delete them), and its inline segments."""
+    oldest = min(checkpoint_segments, default=-1)
+    folded: set[str] = set()
+    for version, paths in checkpoint_segments.items():
+        for p in paths:
+            named.setdefault(p, fs.uri(where.checkpoint_path(version)))
+    for version, entry in entries.items():
+        retained = version > oldest or oldest < 0
+        for action in entry.actions:
+            if isinstance(action, log.AddSegment) and action.inline is not None:
+                inline.append((where, entry, action))
+            for p in action.files():
+                named.setdefault(p, fs.uri(where.log_path(version)))
+                if not retained:
+                    folded.add(p)
+    history.update(folded - {p for paths in checkpoint_segments.values() for p in paths})
 
 
 def _check_data(
     fs: WarehouseFS,
     report: FsckReport,
-    entries: dict[int, log.Entry],
-    checkpoint_segments: dict[int, list[str]],
+    named: dict[str, str],
+    history: set[str],
+    inline: list[tuple[layout.LogLayout, log.Entry, log.AddSegment]],
 ) -> None:
     """Every data file a retained version names: present, matching its checksum, and decoding."""
-    oldest = min(checkpoint_segments, default=-1)
-    named: dict[str, str] = {}  # data file -> who names it
-    inline: list[tuple[log.Entry, log.AddSegment]] = []
-    for version, paths in checkpoint_segments.items():
-        for p in paths:
-            named.setdefault(p, fs.uri(layout.checkpoint_path(version)))
-    history: set[str] = set()  # named by entries a checkpoint has folded: an expiry may delete them
-    for version, entry in entries.items():
-        retained = version > oldest or oldest < 0
-        for action in entry.actions:
-            if isinstance(action, log.AddSegment) and action.inline is not None:
-                inline.append((entry, action))
-            for p in action.files():
-                named.setdefault(p, fs.uri(layout.log_path(version)))
-                if not retained:
-                    history.add(p)
-    history -= {p for paths in checkpoint_segments.values() for p in paths}
     for path, by in sorted(named.items()):
-        if layout.inline_segment_entry(path) is not None:
+        carrier = layout.inline_segment_entry(path)
+        if carrier is not None:
+            if not fs.exists(carrier):
+                report.damage(fs.uri(carrier), f"missing, while it carries segment {path} (named by {by})")
             continue
         uri = fs.uri(path)
         try:
@@ -209,8 +288,8 @@ def _check_data(
             report.damage(uri, _why(e))
             continue
         report.data_files += 1
-    for entry, action in inline:
-        name = f"{fs.uri(layout.log_path(entry.version))} (segment {action.path})"
+    for where, entry, action in inline:
+        name = f"{fs.uri(where.log_path(entry.version))} (segment {action.path})"
         assert action.inline is not None
         try:
             data = base64.b64decode(action.inline.data, validate=True)
@@ -254,7 +333,9 @@ IDENTITY, DELETED, DOC = "_vk", "_tomb", "doc"
 identity's newest row, deleted or not, and its document."""
 
 
-def _check_merges(store: Store, report: FsckReport, entries: dict[int, log.Entry]) -> None:
+def _check_merges(
+    store: Store, report: FsckReport, where: layout.LogLayout, entries: dict[int, log.Entry]
+) -> None:
     """Each merge's segment holds the newest row of each identity of its run: deletions kept, or (a merge
     of all of a table's segments) dropped. Runs an expiry has removed are not checked. gluecat before
     the fix of 2026-11-27 could merge another process's rows in place of a segment whose version that

@@ -17,7 +17,9 @@ The journal grows until a writer rewrites it (``rewrite``): the records it is gi
 generation's file (``journal-<n+1>.jsonl``, created whole and exclusively), and the old file is deleted.
 A reader that finds a newer generation starts over from it.
 
-The journal needs a local file system (appends and ``flock``); a warehouse elsewhere has none.
+On an object store, which has neither appends nor locks, the journal is ``ObjectJournal``: a log of
+objects, one an append, each created exclusively at the next number, so that an append made on a state
+that is no longer the last fails (``JournalConflict``) and its caller decides again.
 """
 
 from __future__ import annotations
@@ -31,20 +33,26 @@ from typing import Any
 
 from gluecat.errors import StorageError
 from gluecat.store import codec, layout, log
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.fs import LocalFS, WarehouseFS
 
 Record = dict[str, Any]
+
+
+class JournalConflict(Exception):
+    """Another process appended since this one last read the journal: what it decided may no longer
+    hold. Read again and decide again (``Journal.exclusively`` does)."""
+
+
+def open_journal(fs: WarehouseFS) -> Journal | ObjectJournal:
+    """The journal of a warehouse: a shared file where it can be appended to and locked, else a log
+    of objects."""
+    return Journal(fs) if isinstance(fs, LocalFS) else ObjectJournal(fs)
 
 
 class Journal:
     """One process's handle on a warehouse's transaction journal; safe to share between threads."""
 
-    def __init__(self, fs: WarehouseFS) -> None:
-        if not fs.local:
-            raise StorageError(
-                f"the warehouse {fs.uri('')} is not on a local file system: Lake Formation transactions "
-                "keep their journal in a shared file with appends and a lock, which object stores lack"
-            )
+    def __init__(self, fs: LocalFS) -> None:
         self.fs = fs
         self._mutex = threading.RLock()
         self._generation: int | None = None
@@ -257,3 +265,132 @@ def _decode(line: bytes) -> Record | None:
     except ValueError:
         return None
     return record if isinstance(record, dict) else None
+
+
+JOURNAL_ENTRY_BATCH = 256
+
+
+class ObjectJournal:
+    """The journal on an object store: ``transactions/log/N.json`` objects, each a batch of records
+    appended by one call, created exclusively at the next N. A rewrite is an entry that says it is a
+    ``base``: it holds the whole journal, and the entries before it are deleted. Safe to share between
+    threads."""
+
+    def __init__(self, fs: WarehouseFS) -> None:
+        self.fs = fs
+        self._mutex = threading.RLock()
+        self._seq = -1
+        """The last entry read (or appended) by this process."""
+        self._size = 0
+        """Bytes since the last base."""
+        self._locked = 0
+        self._polled = False
+
+    def _name(self, seq: int) -> str:
+        return f"{layout.JOURNAL_LOG_DIR}/{seq:020d}.json"
+
+    def poll(self) -> tuple[bool, list[Record]]:
+        with self._mutex:
+            names = self.fs.list_after(
+                layout.JOURNAL_LOG_DIR, f"{self._seq:020d}.json" if self._seq >= 0 else ""
+            )
+            seqs = [v for v in (layout.parse_log_name(n) for n in names) if v is not None]
+            reset, self._polled = not self._polled, True
+            if seqs and seqs[0] != self._seq + 1:
+                # Entries this process had not read were deleted by a rewrite: start over from its base.
+                return self._from_newest_base()
+            out: list[Record] = []
+            for seq, data in zip(seqs, self.fs.read_many([self._name(v) for v in seqs]), strict=True):
+                if data is None:
+                    return self._from_newest_base()
+                base, records = self._parse(seq, data)
+                if base:
+                    reset, out, self._size = True, [], 0
+                out.extend(records)
+                self._seq = seq
+                self._size += len(data)
+            return reset, out
+
+    def _from_newest_base(self) -> tuple[bool, list[Record]]:
+        self._seq, self._size = -1, 0
+        names = self.fs.list_names(layout.JOURNAL_LOG_DIR)
+        seqs = sorted(v for v in (layout.parse_log_name(n) for n in names) if v is not None)
+        out: list[Record] = []
+        for seq, data in zip(seqs, self.fs.read_many([self._name(v) for v in seqs]), strict=True):
+            if data is None:
+                continue  # deleted by a rewrite now: a base after it holds what it held
+            base, records = self._parse(seq, data)
+            if base:
+                out, self._size = [], 0
+            out.extend(records)
+            self._seq = seq
+            self._size += len(data)
+        return True, out
+
+    def _parse(self, seq: int, data: bytes) -> tuple[bool, list[Record]]:
+        body, _, digest = data.rpartition(b"\n")
+        if log.checksum(body).encode() != digest:
+            raise StorageError(
+                f"{self.fs.uri(self._name(seq))}: damaged: the journal entry does not match its checksum"
+            )
+        try:
+            doc = codec.loads(body)
+        except ValueError as e:
+            raise StorageError(f"{self.fs.uri(self._name(seq))}: not a journal entry ({e})") from e
+        if not isinstance(doc, dict) or not isinstance(doc.get("records"), list):
+            raise StorageError(f"{self.fs.uri(self._name(seq))}: not a journal entry")
+        return bool(doc.get("base")), [r for r in doc["records"] if isinstance(r, dict)]
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """No lock exists on an object store: appends within are conditional on the journal being as
+        last read (JournalConflict otherwise)."""
+        with self._mutex:
+            self._locked += 1
+            try:
+                yield
+            finally:
+                self._locked -= 1
+
+    def _publish(self, records: list[Record], base: bool) -> None:
+        body = codec.dumps({"records": records, "base": base}).encode()
+        data = body + b"\n" + log.checksum(body).encode()
+        seq = self._seq + 1
+        if seq == 0:
+            self.fs.mkdirs(layout.JOURNAL_LOG_DIR)
+        if not self.fs.publish(self._name(seq), data):
+            try:
+                found = self.fs.read_bytes(self._name(seq))
+            except FileNotFoundError:
+                found = b""
+            if found != data:  # not this very write, landed on a first attempt
+                raise JournalConflict(f"{self.fs.uri(self._name(seq))} was appended by another process")
+        self._seq = seq
+        self._size = (0 if base else self._size) + len(data)
+
+    def append(self, records: list[Record], *, sync: bool) -> None:
+        """Append records, in order, as one entry (within ``locked``, after a poll); JournalConflict if
+        another process appended since. Every entry is durable once written (``sync`` is moot)."""
+        if self._locked == 0:
+            raise AssertionError("ObjectJournal.append outside ObjectJournal.locked")
+        with self._mutex:
+            self._publish(records, base=False)
+
+    def rewrite(self, records: list[Record]) -> None:
+        """Replace the journal by ``records``: a base entry holding exactly them; the entries before it
+        are deleted."""
+        if self._locked == 0:
+            raise AssertionError("ObjectJournal.rewrite outside ObjectJournal.locked")
+        with self._mutex:
+            self._publish(records, base=True)
+            for name in self.fs.list_names(layout.JOURNAL_LOG_DIR):
+                seq = layout.parse_log_name(name)
+                if seq is not None and seq < self._seq:
+                    self.fs.delete(f"{layout.JOURNAL_LOG_DIR}/{name}")
+
+    def size(self) -> int:
+        with self._mutex:
+            return self._size
+
+    def close(self) -> None:
+        pass

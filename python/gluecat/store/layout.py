@@ -4,20 +4,73 @@ from __future__ import annotations
 
 import re
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """The storage format this code writes; a warehouse written by a newer format is refused, not guessed."""
 
 ROOT = "_gluecat"
 LOG_DIR = f"{ROOT}/log"
 DATA_DIR = f"{ROOT}/data"
 CHECKPOINT_DIR = f"{ROOT}/checkpoints"
+TABLES_DIR = f"{ROOT}/tables"
 JOURNAL_DIR = f"{ROOT}/transactions"
 JOURNAL_LOCK = f"{JOURNAL_DIR}/lock"
+JOURNAL_LOG_DIR = f"{JOURNAL_DIR}/log"
+"""An object store's journal: one object a record batch (a store without appends or locks)."""
 
 _LOG_NAME = re.compile(r"^(\d{20})\.json$")
+_TABLE_BASE = re.compile(rf"^{ROOT}/tables/[0-9a-f]{{32}}$")
 _CHECKPOINT_NAME = re.compile(r"^(\d{20})(?:\.([0-9a-f]{32}))?\.parquet$")
 _JOURNAL_NAME = re.compile(r"^journal-(\d{20})\.jsonl$")
 _DATA_NAME = re.compile(r"^[0-9A-Za-z_-]+(?:\.([0-9a-f]{32}))?\.(?:records|partitions)\.parquet$")
+
+
+class LogLayout:
+    """Where one log's files are: the root log's under ``_gluecat/``, a table's under
+    ``_gluecat/tables/<name>/`` (placement.log_name). Data files of every log share ``_gluecat/data``."""
+
+    __slots__ = ("base", "checkpoint_dir", "log_dir")
+
+    def __init__(self, base: str = ROOT) -> None:
+        self.base = base
+        self.log_dir = f"{base}/log"
+        self.checkpoint_dir = f"{base}/checkpoints"
+
+    def __repr__(self) -> str:
+        return f"LogLayout({self.base!r})"
+
+    def log_path(self, version: int) -> str:
+        return f"{self.log_dir}/{version:020d}.json"
+
+    def checkpoint_path(self, version: int, checksum: str | None = None) -> str:
+        if checksum is None:
+            return f"{self.checkpoint_dir}/{version:020d}.parquet"
+        return f"{self.checkpoint_dir}/{version:020d}.{checksum}.parquet"
+
+    def inline_segment_path(self, version: int, n: int) -> str:
+        return f"{self.log_path(version)}#{n}"
+
+    def parse_log_path(self, path: str) -> int | None:
+        folder, _, base = path.rpartition("/")
+        return parse_log_name(base) if folder == self.log_dir else None
+
+
+ROOT_LOG = LogLayout(ROOT)
+
+
+def table_log(name: str) -> LogLayout:
+    """A table's log, by the folder name placement.log_name gives it."""
+    return LogLayout(f"{TABLES_DIR}/{name}")
+
+
+def layout_of(path: str) -> LogLayout | None:
+    """The log a log entry's (or checkpoint's) path is in."""
+    folder = path.rpartition("/")[0]
+    base, _, leaf = folder.rpartition("/")
+    if leaf not in ("log", "checkpoints"):
+        return None
+    if base == ROOT:
+        return ROOT_LOG
+    return LogLayout(base) if _TABLE_BASE.match(base) else None
 
 
 def log_path(version: int) -> str:
@@ -90,8 +143,9 @@ def newest_log_version(names: list[str]) -> int:
 
 
 def parse_log_path(path: str) -> int | None:
-    folder, _, base = path.rpartition("/")
-    return parse_log_name(base) if folder == LOG_DIR else None
+    """The version of a log entry's path, in any log."""
+    layout = layout_of(path)
+    return None if layout is None else layout.parse_log_path(path)
 
 
 def parse_checkpoint_name(name: str) -> tuple[int, str | None] | None:

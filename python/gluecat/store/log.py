@@ -36,6 +36,9 @@ CHECKSUMMED_FORMAT = 4
 ROW_SETS_FORMAT = 5
 """The first format with governed tables: a table's objects as a row set of their own (its key ends in
 ``OBJECTS``), records carried inline, and transaction commits."""
+TABLE_LOGS_FORMAT = 6
+"""The first format with a log per table: markers (``decided_by``) in a table's log of commits the root
+log decides, and ``marks`` actions in the root naming them."""
 OBJECTS = "objects"
 
 _CHECKSUM_MEMBER = b',"checksum":"'
@@ -61,7 +64,13 @@ class Fields:
     StorageError naming the entry and the action."""
 
     def __init__(
-        self, doc: dict[str, Any], where: str, version: int, checksummed: bool, format: int = 0
+        self,
+        doc: dict[str, Any],
+        where: str,
+        version: int,
+        checksummed: bool,
+        format: int = 0,
+        layout: layout.LogLayout = layout.ROOT_LOG,
     ) -> None:
         self.doc = doc
         self.where = where
@@ -69,6 +78,8 @@ class Fields:
         self.checksummed = checksummed
         self.format = format
         """The storage format of the entry (0 where it does not matter)."""
+        self.layout = layout
+        """The log the entry is in."""
 
     def fail(self, why: str) -> StorageError:
         return StorageError(f"{self.where}: {why}")
@@ -216,7 +227,7 @@ class AddSegment(Action):
         path = f.text("add_segment")
         inline = None
         if "inline" in f.doc:
-            if path != layout.inline_segment_path(f.version, _inline_index(path)):
+            if path != f.layout.inline_segment_path(f.version, _inline_index(path)):
                 raise f.fail(f"an inline segment of version {f.version} is named {path!r:.80}")
             inline = Inline(f.text("inline"), f.opt_text("inline_encoding"), f.opt_count("inline_size"))
         else:
@@ -352,6 +363,36 @@ class CommitTransaction(Action):
         return cls(f.text("commit_transaction"), f.count("read_version"), table_keys, tuple(changed))
 
 
+@action
+@dataclass(frozen=True)
+class Marks(Action):
+    """In a root entry (format 6): the commit also changed a table's log, with the marker it published
+    there as ``version``; the marker counts exactly if this entry is published. It changes nothing in
+    the root's state."""
+
+    KEY: ClassVar[str] = "marks"
+    table: Key
+    version: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"marks": list(self.table), "version": self.version}
+
+    @classmethod
+    def from_json(cls, f: Fields) -> Marks:
+        if f.format < TABLE_LOGS_FORMAT:
+            raise f.fail(f"a 'marks' action in an entry of format {f.format}")
+        return cls(f.table("marks"), f.count("version"))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Where the root log decides a table log's marker: the marker counts exactly if the root's entry of
+    ``version`` is the commit ``commit_id``."""
+
+    version: int
+    commit_id: str
+
+
 @dataclass(frozen=True)
 class Entry:
     """A log entry: one commit, or the stub an expiry left in its place (``expired`` set)."""
@@ -370,6 +411,8 @@ class Entry:
     """This entry's place in the chain: its checksum (for a stub, that of the entry it replaced; before
     format 4, the checksum of the file)."""
     format: int = layout.FORMAT_VERSION
+    decided_by: Decision | None = None
+    """For a marker in a table's log (format 6): the root entry that decides whether it counts."""
 
     @property
     def link(self) -> Link:
@@ -388,6 +431,7 @@ class Entry:
             prev=self.prev,
             expired=checkpoint,
             chain=self.chain,
+            decided_by=self.decided_by,
         )
 
 
@@ -404,6 +448,8 @@ def encode(entry: Entry) -> tuple[bytes, str]:
     }
     if entry.secret is not None:
         doc["secret"] = entry.secret
+    if entry.decided_by is not None:
+        doc["decided_by"] = {"version": entry.decided_by.version, "commit_id": entry.decided_by.commit_id}
     if entry.expired is not None:
         doc["expired"] = {"checkpoint": entry.expired}
         doc["replaced"] = entry.chain
@@ -423,9 +469,15 @@ def _split(data: bytes) -> tuple[bytes, str | None]:
     return data, None
 
 
-def parse(data: bytes, name: str, version: int, after: Link | None = None) -> Entry:
-    """The entry ``name`` (version ``version``), checked; ``after`` is the link of the entry before it
-    when the caller holds it, so that a replaced or re-created entry is found out."""
+def parse(
+    data: bytes,
+    name: str,
+    version: int,
+    after: Link | None = None,
+    where: layout.LogLayout = layout.ROOT_LOG,
+) -> Entry:
+    """The entry ``name`` (version ``version`` of the log ``where``), checked; ``after`` is the link of
+    the entry before it when the caller holds it, so that a replaced or re-created entry is found out."""
     body, digest = _split(data)
     if digest is not None and checksum(body) != digest:
         raise StorageError(f"{name}: damaged: the entry does not match the checksum it ends with")
@@ -462,6 +514,13 @@ def parse(data: bytes, name: str, version: int, after: Link | None = None) -> En
             f"{name}: damaged log: the entry does not follow the version {version - 1} this process "
             "read (that entry was replaced, or this one was written over a gap)"
         )
+    decided_by = None
+    if "decided_by" in doc:
+        ref = doc["decided_by"]
+        if fmt < TABLE_LOGS_FORMAT or not isinstance(ref, dict):
+            raise StorageError(f"{name}: not a gluecat log entry (a malformed decided_by)")
+        ref_fields = Fields(ref, name, version, checksummed)
+        decided_by = Decision(ref_fields.count("version"), ref_fields.text("commit_id"))
     expired = None
     chain = digest if digest is not None else checksum(data)
     if "expired" in doc:
@@ -472,13 +531,13 @@ def parse(data: bytes, name: str, version: int, after: Link | None = None) -> En
         chain = head.text("replaced")
     actions = []
     for i, obj in enumerate(doc["actions"]):
-        where = f"{name}: action {i}"
         if not isinstance(obj, dict):
-            raise StorageError(f"{where}: not an object")
+            raise StorageError(f"{name}: action {i}: not an object")
         kinds = [k for k in obj if k in _ACTIONS]
         if len(kinds) != 1:
-            raise StorageError(f"{where}: unknown action {sorted(obj)!r:.100}")
-        actions.append(_ACTIONS[kinds[0]].from_json(Fields(obj, where, version, checksummed, fmt)))
+            raise StorageError(f"{name}: action {i}: unknown action {sorted(obj)!r:.100}")
+        fields = Fields(obj, f"{name}: action {i}", version, checksummed, fmt, where)
+        actions.append(_ACTIONS[kinds[0]].from_json(fields))
     return Entry(
         version=version,
         commit_id=commit_id,
@@ -490,14 +549,20 @@ def parse(data: bytes, name: str, version: int, after: Link | None = None) -> En
         expired=expired,
         chain=chain,
         format=fmt,
+        decided_by=decided_by,
     )
 
 
-def read(read_bytes: Callable[[str], bytes], uri: Callable[[str], str], version: int) -> Entry:
+def read(
+    read_bytes: Callable[[str], bytes],
+    uri: Callable[[str], str],
+    version: int,
+    where: layout.LogLayout = layout.ROOT_LOG,
+) -> Entry:
     """Entry ``version`` read through a file system's ``read_bytes`` (missing: StorageError naming it)."""
-    path = layout.log_path(version)
+    path = where.log_path(version)
     try:
         data = read_bytes(path)
     except FileNotFoundError as e:
         raise StorageError(f"{uri(path)}: the log entry of version {version} is missing") from e
-    return parse(data, uri(path), version)
+    return parse(data, uri(path), version, where=where)

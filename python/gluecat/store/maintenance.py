@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 
 from gluecat.errors import StorageError
 from gluecat.store import files, layout, log
+from gluecat.store.logs import Log
 from gluecat.store.store import Store
 
 
@@ -67,48 +68,90 @@ def expire(
 def _expire(
     store: Store, retain: timedelta, grace: timedelta, dry_run: bool, now: datetime, assume_checkpoint: bool
 ) -> ExpiryReport:
-    latest = store.latest()
     cutoff = now - retain
-    checkpoints = store._checkpoints()
-    if assume_checkpoint and (not checkpoints or checkpoints[-1][0] < latest.version):
-        checkpoints = [*checkpoints, (latest.version, "")]  # never deleted: nothing is older than base
-    # The newest checkpoint made before the cutoff is where the oldest retained version is rebuilt from.
-    old = [(v, path) for v, path in checkpoints if store._entry_time(v) <= cutoff]
-    if not old:
-        return ExpiryReport(base_checkpoint=None)
-    base = old[-1][0]
-    report = ExpiryReport(base_checkpoint=base)
-    report.checkpoints = [path for v, path in checkpoints if v < base]
+    report = ExpiryReport(base_checkpoint=None)
     needed: set[str] = set()
-    base_snap = store.at_version(base)
-    for paths in base_snap.segments.values():
-        needed.update(paths)
-    # An old entry that carries a live segment inline stays as long as the segment does.
-    carriers = {layout.inline_segment_entry(p) for p in needed}
-    stubs = _entries_to_stub(store, base, carriers)
-    report.log_entries = [layout.log_path(e.version) for e in stubs]
-    for v in range(base + 1, latest.version + 1):
-        needed.update(store._read_entry(v).files())
+    stubs: list[tuple[Log, log.Entry, int]] = []
+    root_base = None
+    for where in [store.root, *store.table_logs()]:
+        kept = _expire_log(where, cutoff, assume_checkpoint, report, stubs, needed)
+        if where is store.root:
+            root_base = kept
+    report.base_checkpoint = root_base
+    if root_base is None and not stubs and not report.checkpoints:
+        return report
     for name in store.fs.list_names(layout.DATA_DIR):
         path = f"{layout.DATA_DIR}/{name}"
         if path not in needed and _older_than(store, path, now - grace):
             report.data_files.append(path)
-    for folder in (layout.LOG_DIR, layout.CHECKPOINT_DIR, layout.DATA_DIR):
+    folders = [layout.DATA_DIR]
+    for where in [store.root, *store.table_logs()]:
+        folders += [where.where.log_dir, where.where.checkpoint_dir]
+    for folder in folders:
         for name in store.fs.list_names(folder):
             if layout.is_temporary(name) and _older_than(store, f"{folder}/{name}", now - grace):
                 report.temporary_files.append(f"{folder}/{name}")
     if not dry_run:
         # Stubs go first, oldest first, so that an interrupted expiry leaves a readable history: a
         # reader that meets one rebuilds from the checkpoint, which is deleted last of all it needs.
-        for entry in stubs:
-            store.fs.replace(layout.log_path(entry.version), log.encode(entry.stub(base))[0])
+        for where, entry, base in stubs:
+            store.fs.replace(where.where.log_path(entry.version), log.encode(entry.stub(base))[0])
         for path in report.checkpoints + report.data_files + report.temporary_files:
             store.fs.delete(path)
         report.applied = True
     return report
 
 
-def _entries_to_stub(store: Store, base: int, carriers: set[str | None]) -> list[log.Entry]:
+def _expire_log(
+    where: Log,
+    cutoff: datetime,
+    assume_checkpoint: bool,
+    report: ExpiryReport,
+    stubs: list[tuple[Log, log.Entry, int]],
+    needed: set[str],
+) -> int | None:
+    """One log's part of an expiry: its entries to stub and checkpoints to delete (into ``report`` and
+    ``stubs``), and the data files its retained history names (into ``needed``); the checkpoint it
+    keeps as its oldest, or None if nothing of it expires."""
+    latest = where.latest()
+    checkpoints = where.checkpoints()
+    if assume_checkpoint and latest.version >= 0 and (not checkpoints or checkpoints[-1][0] < latest.version):
+        checkpoints = [*checkpoints, (latest.version, "")]  # never deleted: nothing is older than base
+    # The newest checkpoint made before the cutoff is where the oldest retained version is rebuilt from.
+    old = [(v, path) for v, path in checkpoints if where.entry_time(v) <= cutoff]
+    if not old:
+        # Nothing of this log expires: every retained version of it stays readable.
+        for v, path in checkpoints:
+            if path:
+                needed.update(p for paths in where.load_checkpoint(v, path).segments.values() for p in paths)
+        for v in range(0, latest.version + 1):
+            needed.update(_entry_files(where, v))
+        return None
+    base = old[-1][0]
+    report.checkpoints += [path for v, path in checkpoints if v < base]
+    live: set[str] = set()
+    base_state = where.at_version(base)
+    for paths in base_state.segments.values():
+        live.update(paths)
+    needed.update(live)
+    # An old entry that carries a live segment inline stays as long as the segment does.
+    carriers = {layout.inline_segment_entry(p) for p in live}
+    for entry in _entries_to_stub(where, base, carriers):
+        stubs.append((where, entry, base))
+        report.log_entries.append(where.where.log_path(entry.version))
+    for v in range(base + 1, latest.version + 1):
+        needed.update(_entry_files(where, v))
+    return base
+
+
+def _entry_files(where: Log, version: int) -> list[str]:
+    try:
+        return where.read_entry(version).files()
+    except StorageError:
+        return []  # an expired or missing entry names nothing the state still needs
+
+
+def _entries_to_stub(where: Log, base: int, carriers: set[str | None]) -> list[log.Entry]:
     """The entries at or before ``base`` that are not stubs yet and carry no live segment, oldest first.
 
     Entries are read back from ``base`` until the first stub (earlier expiries stubbed all before it),
@@ -119,9 +162,9 @@ def _entries_to_stub(store: Store, base: int, carriers: set[str | None]) -> list
     version = base
     while version >= 0:
         try:
-            entry = store._read_entry(version)
+            entry = where.read_entry(version)
         except StorageError:
-            if store.fs.exists(layout.log_path(version)):
+            if where.fs.exists(where.where.log_path(version)):
                 raise
             break  # deleted by an expiry before format 4
         if entry.expired is not None:
@@ -132,15 +175,15 @@ def _entries_to_stub(store: Store, base: int, carriers: set[str | None]) -> list
                 gone = (action.path,)
             for path in gone:
                 carrier = layout.inline_segment_entry(path)
-                if carrier is not None and (v := layout.parse_log_path(carrier)) is not None:
+                if carrier is not None and (v := where.where.parse_log_path(carrier)) is not None:
                     released.add(v)
-        if layout.log_path(version) not in carriers:
+        if where.where.log_path(version) not in carriers:
             found.append(entry)
         version -= 1
     for v in sorted(released):
-        if v < version and layout.log_path(v) not in carriers:
+        if v < version and where.where.log_path(v) not in carriers:
             try:
-                entry = store._read_entry(v)
+                entry = where.read_entry(v)
             except StorageError:
                 continue
             if entry.expired is None:
@@ -149,14 +192,14 @@ def _entries_to_stub(store: Store, base: int, carriers: set[str | None]) -> list
 
 
 def _older_than(store: Store, path: str, when: datetime) -> bool:
-    info = store.fs.fs.get_file_info(store.fs.full(path))
-    return info.mtime is not None and info.mtime.replace(tzinfo=info.mtime.tzinfo or UTC) < when
+    mtime = store.fs.mtime(path)
+    return mtime is not None and mtime < when
 
 
 def describe(store: Store) -> dict[str, object]:
     """Counts that say whether a warehouse needs a checkpoint or an expiry."""
     latest = store.latest()
-    checkpoints = store._checkpoint_versions()
+    checkpoints = store.root.checkpoint_versions()
     return {
         "version": latest.version,
         "last_commit": latest.timestamp.isoformat(),
@@ -166,6 +209,8 @@ def describe(store: Store) -> dict[str, object]:
             [n for n in store.fs.list_names(layout.LOG_DIR) if layout.parse_log_name(n) is not None]
         ),
         "data_files": len(store.fs.list_names(layout.DATA_DIR)),
-        "partition_segments": sum(len(v) for v in latest.segments.values()),
+        "table_logs": len(store.fs.list_folders(layout.TABLES_DIR)),
+        "partition_segments": sum(len(v) for v in latest.segments.values())
+        + sum(len(v) for t in store.table_logs() for v in t.latest().segments.values()),
         "format": files.FORMAT_VERSION,
     }

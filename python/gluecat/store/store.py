@@ -1,27 +1,40 @@
-"""The warehouse store: immutable Parquet files plus an append-only commit log.
+"""The warehouse store: immutable Parquet files plus append-only commit logs, one for the whole catalog
+(the root) and, from format 6, one per table (gluecat/store/logs.py, placement.py).
 
-Version N of the state is published by creating ``_gluecat/log/N.json`` exclusively; the entry names the
-files the commit added. A writer that loses the race for N re-reads what it missed, re-runs its change
-against the new state (so every precondition is checked again) and tries N+1. Every few commits a
-checkpoint folds the state into one file so that opening stays fast however long the log grows.
+Two kinds of commit:
 
-Everything read is verified (gluecat.store.log): entries against their own checksum and the chain,
-data files and checkpoints against the checksum their names carry. An expiry never frees a log entry's
-name: it leaves a stub there, so a process that was behind finds the stub at its next look for a new
-version and rebuilds from the newest checkpoint, and a writer that was behind loses its exclusive create.
+- **A commit to one table's log** (``commit(..., table=...)``): a table's partitions and statistics.
+  It reads that log's latest state (one look, the only I/O of an unchanged one) and publishes the next
+  version there with an exclusive create. Writers of different tables never meet. A writer that loses
+  the race reads the entries it lost to and, when they changed nothing its commit read (its
+  ``Changes.reads``: gluecat/store/conflicts.py), publishes the same commit again at the next version;
+  otherwise it builds it again against the new state, so a precondition that no longer holds raises the
+  Glue error instead of being overwritten.
+- **A commit the root decides** (every other one): it reads the root log's latest state, and the
+  tables' states at the same moment as it reads them. What it changes in tables' logs is published
+  there first, as markers naming the root version the commit will take and its commit id; the root's
+  entry is published last, and is the commit: a marker counts exactly if the root's entry of its
+  version is its commit (Percolator's primary record). A commit that loses the root's race built on an
+  old state and is built again; the markers it left count for nothing. A marker whose root entry does
+  not come (its writer died) is fenced by the next writer of its table after a while: an empty root
+  entry takes the version it names, so it can never count.
+
+Readers of one table read its log alone: every change of the table the root decides leaves a marker
+there. Readers of the catalog (databases, table listings) read the root.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import logging
 import random
-import secrets
 import threading
 import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -29,10 +42,13 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat.errors import OperationTimeoutException, StorageError
-from gluecat.store import codec, files, layout, log
+from gluecat.store import codec, conflicts, files, layout, log, placement
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
-from gluecat.store.snapshot import Changes, Key, Link, Raw, Snapshot, apply, empty
+from gluecat.store.logs import Expired, HistoryExpired, Log, LogState, Stale, marks_record
+from gluecat.store.snapshot import Changes, Key, Link, Raw, Snapshot, apply
+
+__all__ = ["COMMIT_SETTLE", "Build", "Expired", "HistoryExpired", "Stale", "Store"]
 
 T = TypeVar("T")
 logger = logging.getLogger(__name__)
@@ -40,39 +56,40 @@ logger = logging.getLogger(__name__)
 Build = Callable[[Snapshot], tuple[Changes, T]]
 """A commit's body: given the latest state, check preconditions (raising GlueErrors) and say what changes."""
 
-_GENESIS_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 SEGMENT_CACHE_ROWS = 2_000_000
 INLINE_SEGMENT_BYTES = 128 * 1024
 """A commit's segment up to this size (compressed) travels inside its log entry instead of a file of its
 own: one file to create and sync per small commit instead of two. Merges move such rows into files."""
 COMMIT_SETTLE = timedelta(milliseconds=100)
 """How long after the time a commit is stamped with its log entry is published, at the most in practice
-(writing and syncing the entry comes between: a millisecond or a few on a local disk). A read as of a
-time less than this ago waits until this has passed, so that it answers what the same read made later
-answers; a commit published later than this after its stamp (a stalled disk or process) can still
-change such an answer."""
+(writing and syncing the entry comes between: a millisecond or a few on a local disk, tens of
+milliseconds on an object store). A read as of a time less than this ago waits until this has passed,
+so that it answers what the same read made later answers; a commit published later than this after its
+stamp (a stalled disk or process) can still change such an answer. Across machines, their clocks must
+agree to within this for reads as of a time to see each other's commits in their order."""
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
+FENCE_AFTER = 5.0
+"""How long a table's writer waits for the root to decide a marker at the end of the table's log before
+it fences the marker (its writer has died, or stalled): a root commit publishes its markers and then its
+root entry, a few requests apart."""
 
 
-class _Expired(StorageError):
-    """History asked for has expired."""
+class _Written:
+    """What one attempt of a commit wrote before publishing its entry."""
 
-
-class HistoryExpired(StorageError):
-    """A version or time asked for is older than the history the warehouse keeps (expiry removed it):
-    the caller's request, not damage, though a StorageError to callers that only tell those apart."""
-
-
-class _Stale(Exception):
-    """Catching up met history an expiry removed (a stub, or a file an old entry names): this process
-    was behind, and must rebuild from a newer checkpoint. ``reached`` is the state caught up to."""
-
-    def __init__(self, reached: Snapshot, error: StorageError) -> None:
-        super().__init__(str(error))
-        self.reached = reached
-        self.error = error
+    def __init__(self) -> None:
+        self.actions: list[log.Action] = []
+        self.records: list[tuple[str, Key, Any | None]] = []
+        self.seg_adds: list[tuple[Key, str]] = []
+        self.seg_removes: list[tuple[Key, str]] = []
+        self.seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
+        self.paths: list[str] = []
+        """The files this attempt wrote (deleted if it loses the race; pre-written segments are not)."""
+        self.inline: list[tuple[str, pa.Table]] = []
+        """The segments carried in the entry, with their rows: cached only once the entry is published,
+        for until then their names may be another process's (they name the version tried for)."""
 
 
 class Store:
@@ -91,117 +108,185 @@ class Store:
         self.fs = WarehouseFS.open(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
-        self._refresh_lock = threading.Lock()
-        self._commit_lock = threading.Lock()
+        self._root_commit_lock = threading.RLock()  # a failed root commit fences while it holds it
+        self._table_commit_locks: dict[Key, threading.Lock] = {}
+        self._tables: dict[Key, Log] = {}
+        self._tables_lock = threading.Lock()
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
         self._segment_cache_rows = 0
         self._recent: OrderedDict[str, pa.Table] = OrderedDict()
         self._recent_rows = 0
         self._footers: dict[str, tuple[int, dict[bytes, bytes]]] = {}
-        self._old_snapshots: OrderedDict[int, Snapshot] = OrderedDict()
-        self._old_snapshots_lock = threading.Lock()  # time-travel reads come from many threads
-        self._entry_times: dict[int, datetime] = {}
-        self.secret = b""
+        self.root = Log(
+            self.fs, layout.ROOT_LOG, self._read_data, checkpoint_interval=checkpoint_interval, root=True
+        )
+
+    @property
+    def secret(self) -> bytes:
         """The warehouse's own random key (signs continuation tokens); fixed when the warehouse is made."""
-        self._snap = self._open()
+        return self.root.secret
+
+    def close(self) -> None:
+        self.fs.close()
+
+    # -- the logs ------------------------------------------------------------------------------
+
+    def sharded(self, state: LogState | None = None) -> bool:
+        """Whether the warehouse keeps its tables in logs of their own (as of ``state``, or now)."""
+        root = state if state is not None else self.root.state
+        return root.get(placement.LAYOUT, placement.LAYOUT_KEY) is not None
+
+    def table_log(self, table: Key) -> Log:
+        """A table's log (opened on first use)."""
+        with self._tables_lock:
+            found = self._tables.get(table)
+        if found is not None:
+            return found
+        opened = Log(
+            self.fs,
+            layout.table_log(placement.log_name(table)),
+            self._read_data,
+            checkpoint_interval=self.checkpoint_interval,
+            resolve=self._resolve,
+        )
+        with self._tables_lock:
+            return self._tables.setdefault(table, opened)
+
+    def table_logs(self) -> list[Log]:
+        """Every table log the warehouse holds, made by any process (those of dropped tables too)."""
+        found = []
+        for name in sorted(self.fs.list_folders(layout.TABLES_DIR)):
+            where = layout.table_log(name)
+            with self._tables_lock:
+                opened = next((w for w in self._tables.values() if w.where.base == where.base), None)
+            found.append(
+                opened
+                if opened is not None
+                else Log(
+                    self.fs,
+                    where,
+                    self._read_data,
+                    checkpoint_interval=self.checkpoint_interval,
+                    resolve=self._resolve,
+                )
+            )
+        return found
+
+    def _resolve(self, decision: log.Decision) -> tuple[bool | None, datetime | None]:
+        """Whether the root decided a marker: its entry of that version is the marker's commit."""
+        if decision.version > self.root.state.version:
+            self.root.latest()
+            if decision.version > self.root.state.version:
+                return None, None
+        if self.root.commit_id(decision.version) != decision.commit_id:
+            return False, None
+        return True, self.root.entry_time(decision.version)
 
     # -- reading -------------------------------------------------------------------------------
 
     def latest(self) -> Snapshot:
-        """The newest committed state, including other processes' commits made up to now."""
-        snap = self._snap
-        if not self.fs.exists(layout.log_path(snap.version + 1)):
-            return snap
-        with self._refresh_lock:
-            snap = self._refresh(self._snap)
-            self._snap = snap
-            return snap
+        """The newest committed state, including other processes' commits made up to now: the root's
+        (one look), and each table's at the same moment when first read (one look each)."""
+        root = self.root.latest()
+        return self._snapshot(root, functools.partial(self._table_at, root_version=root.version, until=None))
 
-    def _refresh(self, snap: Snapshot) -> Snapshot:
-        """``snap`` caught up with the log; past an expiry this process missed, from the newest checkpoint."""
-        for _ in range(20):
-            try:
-                return self._catch_up(snap)
-            except _Stale as stale:
-                cps = self._checkpoints()
-                if not cps or cps[-1][0] <= stale.reached.version:
-                    raise stale.error from None
-                try:
-                    snap = self._load_checkpoint(*cps[-1])
-                except FileNotFoundError:
-                    continue  # expired by a newer expiry meanwhile: look again
-        raise StorageError(f"{self.fs.uri(layout.LOG_DIR)}: could not catch up with concurrent expiries")
+    def latest_for(self, table: Key) -> Snapshot:
+        """The newest committed state of one table (one look at its log, the only I/O when nothing
+        changed), with the root as this process last read it: everything the root decides about the
+        table is in the table's log too. Other tables are read as for ``latest``."""
+        if not self.sharded():
+            return self.latest()
+        state = self.table_log(table).latest()
+        root = self.root.state  # resolving the table's markers read the root as far as they need
+        state = self._whole(table, state, root)
+        # Other tables read later are read as they are then (this snapshot's root may be older than
+        # what they have seen decided; their own definitions are read from their logs).
+        return self._snapshot(root, lambda t: self.table_log(t).latest(), {table: state})
 
     def cached(self) -> Snapshot:
         """The newest state this process knows of, without looking for other processes' commits."""
-        return self._snap
+        return self._snapshot(self.root.state, lambda table: self.table_log(table).state)
 
-    def at_version(self, version: int) -> Snapshot:
-        """The state right after commit ``version`` (for time travel)."""
-        latest = self.latest()
-        if version >= latest.version:
-            return latest
-        with self._old_snapshots_lock:
-            found = self._old_snapshots.get(version)
-            if found is not None:
-                self._old_snapshots.move_to_end(version)
-                return found
-        base = self._base_for(version)
-        try:
-            snap = self._catch_up(base, upto=version)
-        except _Stale as stale:
-            raise HistoryExpired(
-                f"version {version} is older than the retained history ({stale.error})"
-            ) from stale.error
-        if snap.version != version:
-            raise StorageError(
-                f"{self.fs.uri(layout.log_path(snap.version + 1))}: missing (version {version} was asked for)"
-            )
-        with self._old_snapshots_lock:
-            self._old_snapshots[version] = snap
-            while len(self._old_snapshots) > 8:
-                self._old_snapshots.popitem(last=False)
-        return snap
+    def is_latest(self, snap: Snapshot, rows: Key) -> bool:
+        """Whether a snapshot's state of a row set is the newest this process knows of."""
+        state = snap.rows_state(rows)
+        if state is self.root.state:
+            return True
+        table = placement.table_of_rows(rows)
+        return table is not None and snap.sharded and state is self.table_log(table).state
+
+    def _snapshot(
+        self,
+        root: LogState,
+        attach: Callable[[Key], LogState],
+        tables: dict[Key, LogState | None] | None = None,
+    ) -> Snapshot:
+        if not self.sharded(root):
+            return Snapshot(root)
+        return Snapshot(root, sharded=True, tables=tables, attach=attach)
+
+    def at_version(self, version: int, until: datetime | None = None) -> Snapshot:
+        """The state right after root commit ``version`` (for time travel), with each table as it was
+        then: without the table commits made after the root's next commit (or after ``until``, when
+        sooner: a transaction's start)."""
+        root = self.root.at_version(version)
+        if root.version < self.root.state.version:
+            before_next = self.root.entry_time(root.version + 1) - timedelta(microseconds=1)
+            until = before_next if until is None else min(until, before_next)
+        return self._snapshot(root, functools.partial(self._table_at, root_version=root.version, until=until))
 
     def as_of(self, when: datetime) -> Snapshot:
-        """The state as of a time: after the last commit made at or before it."""
+        """The state as of a time: after the last commit of each log made at or before it."""
         if when.tzinfo is None:
             when = when.replace(tzinfo=UTC)
-        latest = self.latest()
-        if when >= latest.timestamp:
-            # A commit is stamped before its entry is published (written and synced first), so one
-            # stamped at or before ``when`` may still become visible: wait until any such commit has.
-            # (A time still to come gets the latest state, which a read made later need not repeat.)
-            settled = when + COMMIT_SETTLE
-            now = datetime.now(UTC)
-            if now < settled and when <= now:
-                time.sleep((settled - now).total_seconds())
-                latest = self.latest()
-            if when >= latest.timestamp:
-                return latest
-        lo, hi = self._oldest_version(), latest.version
-        if self._entry_time(lo) > when:
-            if lo > 0:  # the log's beginning expired (before format 4 expiry deleted entries)
-                raise HistoryExpired(
-                    f"{when.isoformat()} is older than the retained history of {self.fs.uri('')}"
-                )
-            return empty(_GENESIS_TIME)
-        # Commit times never decrease along the log, so the version is found by bisection.
-        while lo < hi:
-            mid = (lo + hi + 1) // 2
-            if self._entry_time(mid) <= when:
-                lo = mid
-            else:
-                hi = mid - 1
-        return self.at_version(lo)
+        _settle(when)
+        root = self.root.as_of(when)
+        return self._snapshot(root, functools.partial(self._table_at, root_version=root.version, until=when))
+
+    def _table_at(self, table: Key, *, root_version: int, until: datetime | None) -> LogState:
+        log_ = self.table_log(table)
+        if until is not None:
+            _settle(until)
+        cut = self._whole(table, log_.at_root_cut(root_version), self.root.at_version(root_version))
+        if until is None or cut.timestamp <= until:
+            return cut
+        by_time = log_.as_of(until)
+        return by_time if by_time.version <= cut.version else cut
+
+    def _whole(self, table: Key, state: LogState, root: LogState) -> LogState:
+        """``state`` of a table's log, checked to hold every marker ``root`` committed there: a table log
+        that lost one (its newest entries deleted) is damage, not an older table."""
+        mark = root.get(placement.MARKS, table) if self.sharded(root) else None
+        if mark is None or state.version >= mark["version"]:
+            return state
+        where = self.table_log(table)
+        again = where.latest()  # the root may have been read after the table, and decided a marker since
+        if again.version >= mark["version"]:
+            return where.at_root_cut(root.version) if again.decided > root.version else again
+        raise StorageError(
+            f"{self.fs.uri(where.where.log_path(mark['version']))}: missing, while root version "
+            f"{mark['root']} committed it: the log of table {'.'.join(table)} lost its newest entries (damage)"
+        )
+
+    def table_version(self, table: Key) -> int:
+        """The version of a table's log now (one look): it moves on with every commit that changes the
+        table, and with nothing else. In a warehouse whose tables share the root log, the root's."""
+        if not self.sharded():
+            return self.root.latest().version
+        return self.table_log(table).latest().version
 
     def log_entries(self, after: int, upto: int) -> Iterator[log.Entry]:
-        """The published log entries of the commits after version ``after`` up to ``upto``, oldest first
-        and read as they are reached (a caller looking for one stops reading there): each names its
-        operation and its actions (the segments it added and removed, by table). An expired entry is
-        its stub (``expired`` set, no actions)."""
-        return (self._read_entry(version) for version in range(after + 1, upto + 1))
+        """The root log's published entries after version ``after`` up to ``upto``, oldest first and
+        read as they are reached (a caller looking for one stops reading there): each names its
+        operation and its actions. An expired entry is its stub (``expired`` set, no actions)."""
+        return self.root.entries(after, upto)
+
+    def table_entries(self, table: Key, after: int, upto: int) -> Iterator[log.Entry]:
+        """A table log's entries after ``after`` up to ``upto`` (the root's, where tables share it)."""
+        if not self.sharded():
+            return self.root.entries(after, upto)
+        return self.table_log(table).entries(after, upto)
 
     def entry_records(self, entry: log.Entry) -> list[tuple[str, Key]]:
         """The kind and key of each record a published entry puts or deletes (StorageError if the
@@ -217,6 +302,8 @@ class Store:
                     raise StorageError(f"{self.fs.uri(action.path)}: the record file is missing") from e
                 out.extend((kind, key) for kind, key, _ in files.read_records(data, self.fs.uri(action.path)))
         return out
+
+    # -- segments ------------------------------------------------------------------------------
 
     def read_segment(self, path: str, cache: bool = True) -> pa.Table:
         """A partition segment file's rows (segments are immutable, so they are cached by name).
@@ -243,6 +330,41 @@ class Store:
                 _, old = self._segment_cache.popitem(last=False)
                 self._segment_cache_rows -= old.num_rows
         return table
+
+    def read_segments(self, paths: list[str], cache: bool = True) -> list[pa.Table]:
+        """Several segments' rows, the ones not in memory read at once (an object store's GETs in
+        parallel)."""
+        missing = [p for p in paths if not self._in_memory(p) and layout.inline_segment_entry(p) is None]
+        if len(missing) > 1 and self.fs.parallelism > 1:
+            found = dict(zip(missing, self.fs.read_many(missing), strict=True))
+            for path, data in found.items():
+                if data is None:
+                    continue
+                log.verify_named(data, path, self.fs.uri(path))
+                rows = files.read_parquet_bytes(data, self.fs.uri(path))
+                if cache:
+                    self._cache_segment(path, rows)
+                else:
+                    self._footers.setdefault(path, (rows.num_rows, dict(rows.schema.metadata or {})))
+                    with self._segment_cache_lock:
+                        self._recent.setdefault(path, rows)
+                        self._recent_rows += rows.num_rows
+                        self._trim_recent()
+        return [self.read_segment(p, cache) for p in paths]
+
+    def _in_memory(self, path: str) -> bool:
+        with self._segment_cache_lock:
+            return path in self._segment_cache or path in self._recent
+
+    def _cache_segment(self, path: str, rows: pa.Table) -> None:
+        with self._segment_cache_lock:
+            if path in self._segment_cache:
+                return
+            self._segment_cache[path] = rows
+            self._segment_cache_rows += rows.num_rows
+            while self._segment_cache_rows > SEGMENT_CACHE_ROWS and len(self._segment_cache) > 1:
+                _, old = self._segment_cache.popitem(last=False)
+                self._segment_cache_rows -= old.num_rows
 
     def segment_footer(self, path: str) -> tuple[int, dict[bytes, bytes]]:
         """A segment's row count and key-value metadata, from its Parquet footer alone (cached)."""
@@ -281,14 +403,15 @@ class Store:
         return data
 
     def _carrier(self, path: str, entry_name: str) -> log.Entry:
-        version = layout.parse_log_path(entry_name)
-        if version is None:
+        where = layout.layout_of(entry_name)
+        version = where.parse_log_path(entry_name) if where is not None else None
+        if where is None or version is None:
             raise StorageError(f"{path}: not a segment name")
         try:
             data = self.fs.read_bytes(entry_name)
         except FileNotFoundError as e:
             raise StorageError(f"{self.fs.uri(entry_name)}, which holds segment {path}, is missing") from e
-        return log.parse(data, self.fs.uri(entry_name), version)
+        return log.parse(data, self.fs.uri(entry_name), version, where=where)
 
     def _read_segment_rows(self, path: str) -> pa.Table:
         entry_name = layout.inline_segment_entry(path)
@@ -302,88 +425,19 @@ class Store:
             raise StorageError(f"{self.fs.uri(entry_name)}, which held segment {path}, has expired")
         for action in entry.actions:
             if isinstance(action, log.AddSegment) and action.path == path and action.inline is not None:
-                name = f"{self.fs.uri(entry_name)} (segment {path})"
-                try:
-                    data = base64.b64decode(action.inline.data, validate=True)
-                except (TypeError, ValueError) as e:
-                    raise StorageError(f"{name}: the inline segment is not base64 ({e})") from e
-                if action.inline.encoding is not None:
-                    return files.read_inline_segment(data, action.inline.encoding, action.inline.size, name)
-                return files.read_parquet_bytes(data, name)  # storage format 2 carried Parquet
+                return self._inline_rows(action, f"{self.fs.uri(entry_name)} (segment {path})")
         raise StorageError(f"{self.fs.uri(entry_name)} does not hold segment {path}")
 
-    # -- writing -------------------------------------------------------------------------------
-
-    def commit(self, operation: str, build: Build[T]) -> T:
-        """Run ``build`` against the latest state and publish its changes as the next version.
-
-        On a lost race the whole of ``build`` runs again on the newer state, so a precondition that no
-        longer holds raises instead of being overwritten. Returns what ``build`` returned.
-        """
-        commit_id = uuid.uuid4().hex
-        with self._commit_lock:
-            for attempt in range(self.max_attempts):
-                snap = self.latest()
-                changes, result = build(snap)
-                if changes.is_empty():
-                    return result
-                version = snap.version + 1
-                written = Store._Written()
-                try:
-                    self._write_files(changes, commit_id, version, written)
-                except BaseException as e:
-                    self._discard(written)  # a file system that refused one file: none stays behind
-                    if isinstance(e, OSError) and written.paths:
-                        name = self.fs.uri(written.paths[-1])
-                        raise StorageError(f"{name}: a file of the commit could not be written ({e})") from e
-                    raise
-                timestamp = max(datetime.now(UTC), snap.timestamp)
-                entry = log.Entry(
-                    version=version,
-                    commit_id=commit_id,
-                    timestamp_us=to_micros(timestamp),
-                    operation=operation,
-                    actions=tuple(written.actions),
-                    prev=snap.link.chain,
-                )
-                data, chain = log.encode(entry)
-                try:
-                    # A later entry without this one is a gap left by a deleted entry: publishing here
-                    # would put this commit under entries made without it.
-                    published = not self._gap_after(version) and self._publish(version, data, commit_id)
-                except StorageError:
-                    self._discard(written)
-                    raise
-                if published:
-                    for path, rows in written.inline:
-                        self._written_segment(path, rows)
-                    with self._refresh_lock:
-                        new = apply(
-                            snap,
-                            version,
-                            timestamp,
-                            written.records,
-                            written.seg_adds,
-                            written.seg_removes,
-                            written.seg_merges,
-                            Link(chain, True),
-                        )
-                        self._entry_times[version] = timestamp
-                        if self._snap.version < version:
-                            self._snap = new
-                    if version % self.checkpoint_interval == 0:
-                        # The commit has landed: a checkpoint is only an optimisation, so failing to
-                        # write one must not make the caller believe its change failed.
-                        try:
-                            self._write_checkpoint(new)
-                        except Exception as e:
-                            logger.warning("checkpoint at version %d not written: %s", version, e)
-                    return result
-                self._discard(written)
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
-        raise OperationTimeoutException(
-            f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
-        )
+    @staticmethod
+    def _inline_rows(action: log.AddSegment, name: str) -> pa.Table:
+        assert action.inline is not None
+        try:
+            data = base64.b64decode(action.inline.data, validate=True)
+        except (TypeError, ValueError) as e:
+            raise StorageError(f"{name}: the inline segment is not base64 ({e})") from e
+        if action.inline.encoding is not None:
+            return files.read_inline_segment(data, action.inline.encoding, action.inline.size, name)
+        return files.read_parquet_bytes(data, name)  # storage format 2 carried Parquet
 
     def write_segment(self, rows: pa.Table) -> str:
         """Write a partition segment ahead of the commit that will name it (in ``Changes.segment_merges``),
@@ -402,28 +456,368 @@ class Store:
         self.fs.delete(path)
 
     def checkpoint(self) -> int:
-        """Write a checkpoint of the latest state now (unless there is one of it); returns its version."""
-        snap = self.latest()
-        if not any(v == snap.version for v, _ in self._checkpoints()):
-            self._write_checkpoint(snap)
-        return snap.version
+        """Write a checkpoint of each log's latest state now (unless there is one of it); the root's
+        version."""
+        for where in self.table_logs():
+            where.checkpoint()
+        return self.root.checkpoint()
 
-    # -- internals -----------------------------------------------------------------------------
+    # -- committing ----------------------------------------------------------------------------
 
-    class _Written:
-        def __init__(self) -> None:
-            self.actions: list[log.Action] = []
-            self.records: list[tuple[str, Key, Any | None]] = []
-            self.seg_adds: list[tuple[Key, str]] = []
-            self.seg_removes: list[tuple[Key, str]] = []
-            self.seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
-            self.paths: list[str] = []
-            """The files this attempt wrote (deleted if it loses the race; pre-written segments are not)."""
-            self.inline: list[tuple[str, pa.Table]] = []
-            """The segments carried in the entry, with their rows: cached only once the entry is published,
-            for until then their names may be another process's (they name the version tried for)."""
+    def commit(self, operation: str, build: Build[T], *, table: Key | None = None) -> T:
+        """Run ``build`` against the latest state and publish its changes; returns what ``build``
+        returned.
 
-    def _write_files(self, changes: Changes, commit_id: str, version: int, w: Store._Written) -> None:
+        ``table``: the commit reads and changes that table's log only (its partitions, statistics,
+        versions, indexes; what else it reads, such as its database, every change of which leaves a
+        marker in the table's log); otherwise the root decides it. On a lost race the whole of ``build``
+        runs again on the newer state (unless, for a table's commit, what won changed nothing it read),
+        so a precondition that no longer holds raises instead of being overwritten.
+        """
+        return self.commit_landing(operation, build, table=table)[0]
+
+    def commit_landing(self, operation: str, build: Build[T], *, table: Key | None = None) -> tuple[T, int]:
+        """``commit``, and the version of the log it landed in (the table's, for a commit to one table;
+        the root's otherwise): what a caller that keeps something derived from that log labels it with.
+        The version is -1 when there was nothing to commit."""
+        if table is not None and self.sharded():
+            return self._commit_to_table(operation, build, table)
+        return self._commit_to_root(operation, build)
+
+    def _commit_to_table(self, operation: str, build: Build[T], table: Key) -> tuple[T, int]:
+        where = self.table_log(table)
+        commit_id = uuid.uuid4().hex
+        with self._table_lock(table):
+            for attempt in range(self.max_attempts):
+                state = self._settled(where)
+                root = self.root.state
+                state = self._whole(table, state, root)
+                snap = Snapshot(
+                    root, sharded=True, tables={table: state}, attach=lambda t: self.table_log(t).latest()
+                )
+                changes, result = build(snap)
+                if changes.is_empty():
+                    return result, -1
+                for rows in _rows_touched(changes):
+                    if placement.table_of_rows(rows) != table:
+                        raise AssertionError(
+                            f"a commit to the log of {list(table)} changes row set {list(rows)}"
+                        )
+                for kind, key in _records_touched(changes):
+                    if kind == placement.TABLE or placement.table_of(kind, key) != table:
+                        raise AssertionError(
+                            f"a commit to the log of {list(table)} changes {kind} {list(key)}"
+                        )
+                published = self._publish_to_table(operation, where, table, state, changes, commit_id)
+                if published is not None:
+                    return result, published.version
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+        raise OperationTimeoutException(
+            f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
+        )
+
+    def _publish_to_table(
+        self, operation: str, where: Log, table: Key, base: LogState, changes: Changes, commit_id: str
+    ) -> LogState | None:
+        """Publish a table's commit after ``base``; on a lost race, again after the entries it lost to
+        as long as they changed nothing it read. The new state, or None to build it again."""
+        written = _Written()
+        version = base.version + 1
+        try:
+            self._write_files(changes, commit_id, where.where, version, written)
+        except BaseException as e:
+            self._discard(written)
+            raise self._write_failure(e, written) from e
+        for _ in range(self.max_attempts):
+            timestamp = max(datetime.now(UTC), base.timestamp)
+            entry = log.Entry(
+                version=version,
+                commit_id=commit_id,
+                timestamp_us=to_micros(timestamp),
+                operation=operation,
+                actions=tuple(written.actions),
+                prev=base.link.chain,
+            )
+            data, chain = log.encode(entry)
+            try:
+                published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
+                    version, data, commit_id
+                )
+            except StorageError:
+                self._discard(written)
+                raise
+            if published:
+                return self._landed(where, base, entry, chain, written, timestamp)
+            if changes.reads is None:
+                break
+            newer = self._settled(where)
+            why = self._conflict(where, table, base, newer, changes.reads)
+            if why is not None:
+                logger.debug("%s on %s: built again (%s)", operation, list(table), why)
+                break
+            # Nothing it read changed: the same commit, after what won.
+            base, version = newer, newer.version + 1
+            _renumber(written, where.where, version)
+        self._discard(written)
+        return None
+
+    def _conflict(
+        self, where: Log, table: Key, base: LogState, newer: LogState, reads: conflicts.Reads
+    ) -> str | None:
+        """Why the entries between ``base`` and ``newer`` conflict with ``reads`` (None if they do not)."""
+        if newer.version <= base.version:
+            return None
+        for entry in where.entries(base.version, newer.version):
+            if entry.expired is not None:
+                return "history expired"
+            written = conflicts.Written()
+            if entry.decided_by is not None:
+                committed, _ = self._resolve(entry.decided_by)
+                if not committed:
+                    continue
+                written.decided = True
+            for action in entry.actions:
+                if isinstance(action, log.InlineRecords):
+                    written.records.extend((kind, key) for kind, key, _ in action.records)
+                elif isinstance(action, log.AddRecords):
+                    written.records.extend(self.entry_records(log.Entry(0, "", 0, "", (action,))))
+                elif isinstance(action, log.AddSegment):
+                    rows = (
+                        self._inline_rows(action, action.path)
+                        if action.inline is not None
+                        else self.read_segment(action.path)
+                    )
+                    vks = rows.column("_vk").to_pylist() if "_vk" in rows.column_names else []
+                    written.identities.setdefault(action.table, set()).update(str(vk) for vk in vks)
+                elif isinstance(action, log.RemoveSegment):
+                    written.removed.setdefault(action.table, set()).add(action.path)
+                elif isinstance(action, log.MergeSegments):
+                    written.merged.setdefault(action.table, set()).update(action.run)
+            why = conflicts.conflict(reads, written)
+            if why is not None:
+                return why
+        return None
+
+    def _settled(self, where: Log) -> LogState:
+        """A table log's latest state, once no marker at its end waits for the root: a marker whose
+        root entry has not come within FENCE_AFTER is fenced."""
+        deadline = None
+        delay = 0.005
+        while True:
+            state = where.latest()
+            pending = where.pending
+            if pending is None:
+                return state
+            now = time.monotonic()
+            if deadline is None:
+                deadline = now + FENCE_AFTER
+            elif now >= deadline:
+                self._fence(pending.version)
+                deadline = None
+                continue
+            time.sleep(min(delay, max(deadline - now, 0.001)))
+            delay = min(delay * 2, 0.25)
+
+    def _fence(self, version: int) -> None:
+        """Publish an empty root entry as ``version`` (if it is still free), so that no marker naming
+        that version counts: its writer died or stalled before publishing it."""
+        with self._root_commit_lock:
+            root = self.root.latest()
+            if root.version >= version:
+                return
+            if root.version != version - 1:
+                raise StorageError(
+                    f"{self.fs.uri(layout.LOG_DIR)}: a marker names root version {version}, but the root "
+                    f"is at version {root.version}"
+                )
+            entry = log.Entry(
+                version=version,
+                commit_id=uuid.uuid4().hex,
+                timestamp_us=to_micros(max(datetime.now(UTC), root.timestamp)),
+                operation="FenceMarkers",
+                prev=root.link.chain,
+            )
+            data, chain = log.encode(entry)
+            if self.root.publish(version, data, entry.commit_id):
+                logger.warning(
+                    "fenced root version %d: a commit's markers were not followed by its entry", version
+                )
+                self.root.adopt(
+                    apply(root, version, from_micros(entry.timestamp_us), [], [], [], (), Link(chain, True))
+                )
+
+    def _commit_to_root(self, operation: str, build: Build[T]) -> tuple[T, int]:
+        with self._root_commit_lock:
+            for attempt in range(self.max_attempts):
+                commit_id = uuid.uuid4().hex  # one per attempt: an attempt's markers name it
+                root = self.root.latest()
+                snap = self._snapshot(
+                    root, functools.partial(self._table_at, root_version=root.version, until=None)
+                )
+                changes, result = build(snap)
+                if changes.is_empty():
+                    return result, -1
+                if self._publish_to_root(operation, root, snap, changes, commit_id):
+                    return result, root.version + 1
+                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+        raise OperationTimeoutException(
+            f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
+        )
+
+    def _publish_to_root(
+        self, operation: str, root: LogState, snap: Snapshot, changes: Changes, commit_id: str
+    ) -> bool:
+        version = root.version + 1
+        root_changes, table_changes = _split(changes, snap.sharded)
+        markers: list[tuple[Key, Log, LogState, log.Entry, _Written, str]] = []
+        written = _Written()
+        try:
+            if table_changes:
+                attached = snap.attached()
+                for table, part in table_changes.items():
+                    where = self.table_log(table)
+                    base = attached.get(table)
+                    if base is None:
+                        base = self._settled(where)
+                    elif where.latest().version != base.version or where.pending is not None:
+                        # The table moved on since it was read (or another commit's marker waits for
+                        # the root): build again once it has settled.
+                        self._abandon(markers, None)
+                        self._settled(where)
+                        return False
+                    marker_written = _Written()
+                    self._write_files(part, commit_id, where.where, base.version + 1, marker_written)
+                    entry = log.Entry(
+                        version=base.version + 1,
+                        commit_id=commit_id,
+                        timestamp_us=to_micros(datetime.now(UTC)),
+                        operation=operation,
+                        actions=tuple(marker_written.actions),
+                        prev=base.link.chain,
+                        decided_by=log.Decision(version, commit_id),
+                    )
+                    markers.append((table, where, base, entry, marker_written, ""))
+                if not self._publish_markers(markers):
+                    return self._abandon(markers, version)
+            self._write_files(root_changes, commit_id, layout.ROOT_LOG, version, written)
+        except BaseException as e:
+            self._discard(written)
+            self._abandon(markers, version if markers else None)
+            raise self._write_failure(e, written) from e
+        timestamp = max(datetime.now(UTC), root.timestamp)
+        actions = list(written.actions)
+        marks = [log.Marks(table, base.version + 1) for table, _, base, *_ in markers]
+        actions.extend(marks)
+        written.records.extend(marks_record(version, m) for m in marks)
+        entry = log.Entry(
+            version=version,
+            commit_id=commit_id,
+            timestamp_us=to_micros(timestamp),
+            operation=operation,
+            actions=tuple(actions),
+            prev=root.link.chain,
+        )
+        data, chain = log.encode(entry)
+        try:
+            # A later entry without this one is a gap left by a deleted entry: publishing here would
+            # put this commit under entries made without it.
+            published = (self.fs.listing_is_cheap or not self.root.gap_after(version)) and self.root.publish(
+                version, data, commit_id
+            )
+        except StorageError:
+            self._discard(written)
+            self._abandon(markers, None)
+            raise
+        if not published:
+            self._discard(written)
+            self._abandon(markers, None)  # the root's version is another commit's: they count for nothing
+            return False
+        self._landed(self.root, root, entry, chain, written, timestamp)
+        for _, where, base, marker, marker_written, marker_chain in markers:
+            self._landed(where, base, marker, marker_chain, marker_written, timestamp, decided=version)
+        return True
+
+    def _publish_markers(self, markers: list[Any]) -> bool:
+        """Publish each table's marker (at once, on an object store); False if one lost its race."""
+
+        def one(i: int) -> bool:
+            table, where, base, entry, written, _ = markers[i]
+            data, chain = log.encode(entry)
+            if not self.fs.listing_is_cheap and where.gap_after(entry.version):
+                return False
+            if not where.publish(entry.version, data, entry.commit_id):
+                return False
+            markers[i] = (table, where, base, entry, written, chain)
+            return True
+
+        if len(markers) > 1 and self.fs.parallelism > 1:
+            with ThreadPoolExecutor(min(self.fs.parallelism, len(markers))) as pool:
+                results = list(pool.map(one, range(len(markers))))
+        else:
+            results = [one(i) for i in range(len(markers))]
+        return all(results)
+
+    def _abandon(self, markers: list[Any], fence: int | None) -> bool:
+        """Forget an attempt's markers (their files); with ``fence``, make sure the root version they
+        name never becomes their commit (an attempt that will not publish it)."""
+        for *_, written, _chain in markers:
+            self._discard(written)
+        if fence is not None and any(chain for *_, chain in markers):
+            try:
+                self._fence(fence)
+            except Exception as e:  # the next writer of those tables fences it after FENCE_AFTER
+                logger.warning("could not fence root version %d: %s", fence, e)
+        return False
+
+    def _landed(
+        self,
+        where: Log,
+        base: LogState,
+        entry: log.Entry,
+        chain: str,
+        written: _Written,
+        timestamp: datetime,
+        decided: int | None = None,
+    ) -> LogState:
+        """A published entry applied to the state it was built on; a checkpoint every so often."""
+        for path, rows in written.inline:
+            self._written_segment(path, rows)
+        state = apply(
+            base,
+            entry.version,
+            timestamp,
+            written.records,
+            written.seg_adds,
+            written.seg_removes,
+            written.seg_merges,
+            Link(chain, True),
+            decided,
+        )
+        where.adopt(state)
+        if where.root:
+            where._remember(entry.version, entry.commit_id)
+        if entry.version > 0 and entry.version % self.checkpoint_interval == 0:
+            # The commit has landed: a checkpoint is only an optimisation, so failing to write one must
+            # not make the caller believe its change failed.
+            try:
+                where.write_checkpoint(state)
+            except Exception as e:
+                logger.warning("checkpoint at version %d of %r not written: %s", entry.version, where, e)
+        return state
+
+    def _table_lock(self, table: Key) -> threading.Lock:
+        with self._tables_lock:
+            return self._table_commit_locks.setdefault(table, threading.Lock())
+
+    def _write_failure(self, e: BaseException, written: _Written) -> BaseException:
+        if isinstance(e, OSError) and written.paths:
+            name = self.fs.uri(written.paths[-1])
+            return StorageError(f"{name}: a file of the commit could not be written ({e})")
+        return e
+
+    def _write_files(
+        self, changes: Changes, commit_id: str, where: layout.LogLayout, version: int, w: _Written
+    ) -> None:
         """Write the files ``changes`` need into ``w``, naming each in ``w.paths`` before writing it (so
         that a failure part way can delete what was written, even in part)."""
         w.records = [(k, key, doc) for k, key, doc in changes.puts] + [
@@ -443,7 +837,7 @@ class Store:
             inline = None
             carried = files.inline_segment_bytes(rows, INLINE_SEGMENT_BYTES)
             if carried is not None:
-                path = layout.inline_segment_path(version, len(w.inline))
+                path = where.inline_segment_path(version, len(w.inline))
                 data, size = carried
                 inline = log.Inline(base64.b64encode(data).decode("ascii"), files.INLINE_ENCODING, size)
                 w.inline.append((path, rows))
@@ -473,9 +867,12 @@ class Store:
         with self._segment_cache_lock:
             self._recent[path] = rows
             self._recent_rows += rows.num_rows
-            while self._recent_rows > RECENT_SEGMENT_ROWS:
-                _, old = self._recent.popitem(last=False)
-                self._recent_rows -= old.num_rows
+            self._trim_recent()
+
+    def _trim_recent(self) -> None:
+        while self._recent_rows > RECENT_SEGMENT_ROWS and self._recent:
+            _, old = self._recent.popitem(last=False)
+            self._recent_rows -= old.num_rows
 
     def _forget_segment(self, path: str) -> None:
         self._footers.pop(path, None)
@@ -484,293 +881,85 @@ class Store:
             if old is not None:
                 self._recent_rows -= old.num_rows
 
-    def _discard(self, written: Store._Written) -> None:
+    def _discard(self, written: _Written) -> None:
         """Forget what an attempt that did not commit wrote."""
         for path in written.paths:  # definitely not committed: nobody will ever name these
             self._forget_segment(path)
             self.fs.delete(path)
 
-    def _gap_after(self, version: int) -> bool:
-        """Whether entry ``version + 1`` exists: a lost race if ``version`` does too, else a gap (an
-        entry deleted from the middle of the log), which is damage."""
-        if not self.fs.exists(layout.log_path(version + 1)):
-            return False
-        if not self.fs.exists(layout.log_path(version)):
-            raise StorageError(
-                f"{self.fs.uri(layout.log_path(version))}: missing, while version {version + 1} exists: "
-                "a gap in the log (damage); nothing is committed over it"
-            )
-        return True
 
-    def _publish(self, version: int, data: bytes, commit_id: str) -> bool:
-        """Whether the entry is now version ``version``: False if another commit's is (a lost race);
-        StorageError if there is none (the file system refused the write: retrying would not help)."""
-        name = layout.log_path(version)
-        try:
-            return self.fs.publish(name, data)
-        except OSError as e:
-            # The create may or may not have happened: look, never guess.
-            for _ in range(10):
-                try:
-                    if not self.fs.exists(name):
-                        raise StorageError(
-                            f"{self.fs.uri(name)}: the commit's log entry could not be written ({e})"
-                        ) from e
-                    found = log.parse(self.fs.read_bytes(name), self.fs.uri(name), version)
-                    return found.commit_id == commit_id
-                except OSError:
-                    time.sleep(0.05)
-            raise
+def _settle(when: datetime) -> None:
+    """Wait until commits stamped at or before ``when`` are published: a commit is stamped before its
+    entry is published (written and synced first), so one stamped then may still become visible. (A
+    time still to come gets the latest state, which a read made later need not repeat.)"""
+    settled = when + COMMIT_SETTLE
+    now = datetime.now(UTC)
+    if now < settled and when <= now:
+        time.sleep((settled - now).total_seconds())
 
-    def _read_entry(self, version: int) -> log.Entry:
-        return log.read(self.fs.read_bytes, self.fs.uri, version)
 
-    def _entry_time(self, version: int) -> datetime:
-        ts = self._entry_times.get(version)
-        if ts is None:
-            try:
-                ts = from_micros(self._read_entry(version).timestamp_us)
-            except StorageError:
-                # Deleted by an expiry before format 4: a checkpoint of that version knows its time.
-                found = [path for v, path in self._checkpoints() if v == version]
-                if not found:
-                    raise
-                ts = from_micros(self._checkpoint_meta(found[0])[0])
-            self._entry_times[version] = ts
-        return ts
+def _renumber(written: _Written, where: layout.LogLayout, version: int) -> None:
+    """An attempt's entry moved to another version: its inline segments' names say the version."""
+    renames = {path: where.inline_segment_path(version, i) for i, (path, _) in enumerate(written.inline)}
+    if not renames:
+        return
+    written.inline = [(renames[p], rows) for p, rows in written.inline]
+    written.seg_adds = [(t, renames.get(p, p)) for t, p in written.seg_adds]
+    written.actions = [
+        log.AddSegment(renames[a.path], a.table, a.rows, a.inline)
+        if isinstance(a, log.AddSegment) and a.path in renames
+        else a
+        for a in written.actions
+    ]
 
-    def _catch_up(self, snap: Snapshot, upto: int | None = None) -> Snapshot:
-        """Apply every published entry after ``snap`` (up to ``upto``); _Stale past an expiry."""
-        while upto is None or snap.version < upto:
-            version = snap.version + 1
-            name = layout.log_path(version)
-            try:
-                data = self.fs.read_bytes(name)
-            except FileNotFoundError:
-                break
-            entry = log.parse(data, self.fs.uri(name), version, snap.link)
-            if entry.expired is not None:
-                raise _Stale(
-                    snap,
-                    StorageError(
-                        f"{self.fs.uri(name)}: version {version} has expired (its history was folded "
-                        f"into checkpoint {entry.expired} or a later one)"
-                    ),
-                )
-            snap = self._apply_entry(snap, entry)
-        return snap
 
-    def _apply_entry(self, snap: Snapshot, entry: log.Entry) -> Snapshot:
-        records: list[tuple[str, Key, Any | None]] = []
-        seg_adds: list[tuple[Key, str]] = []
-        seg_removes: list[tuple[Key, str]] = []
-        seg_merges: list[tuple[Key, tuple[str, ...], str]] = []
-        name = self.fs.uri(layout.log_path(entry.version))
-        for action in entry.actions:
-            if isinstance(action, log.AddRecords):
-                try:
-                    data = self._read_data(action.path)
-                except FileNotFoundError as e:
-                    # An expiry that ran since this entry was read may have deleted it: then a newer
-                    # checkpoint holds the state, and the caller rebuilds from it.
-                    missing = StorageError(f"{name} names {self.fs.uri(action.path)}, which is missing")
-                    raise _Stale(snap, missing) from e
-                records.extend(files.read_records(data, self.fs.uri(action.path)))
-            elif isinstance(action, log.AddSegment):
-                seg_adds.append((action.table, action.path))
-            elif isinstance(action, log.RemoveSegment):
-                seg_removes.append((action.table, action.path))
-            elif isinstance(action, log.MergeSegments):
-                seg_merges.append((action.table, action.run, action.into))
-            elif isinstance(action, log.InlineRecords):
-                records.extend(
-                    (kind, key, None if doc is None else Raw(doc, name)) for kind, key, doc in action.records
-                )
-            elif isinstance(action, log.CommitTransaction):
-                pass  # it names the transaction the other actions of the entry are; it changes nothing
-            else:
-                raise StorageError(f"{name}: this store does not apply {type(action).__name__} actions")
-        timestamp = from_micros(entry.timestamp_us)
-        self._entry_times[entry.version] = timestamp
-        return apply(snap, entry.version, timestamp, records, seg_adds, seg_removes, seg_merges, entry.link)
+def _rows_touched(changes: Changes) -> set[Key]:
+    out = {rows for rows, _ in changes.segment_adds}
+    out.update(rows for rows, _ in changes.segment_removes)
+    out.update(rows for rows, _, _ in changes.segment_merges)
+    return out
 
-    def _checkpoints(self) -> list[tuple[int, str]]:
-        """The checkpoints' versions and paths, oldest first."""
-        found = []
-        for name in self.fs.list_names(layout.CHECKPOINT_DIR):
-            if layout.is_temporary(name):
-                continue
-            parsed = layout.parse_checkpoint_name(name)
-            if parsed is None:
-                raise StorageError(
-                    f"{self.fs.uri(layout.CHECKPOINT_DIR + '/' + name)}: a foreign file among the checkpoints"
-                )
-            found.append((parsed[0], f"{layout.CHECKPOINT_DIR}/{name}"))
-        return sorted(found)
 
-    def _checkpoint_versions(self) -> list[int]:
-        return sorted({v for v, _ in self._checkpoints()})
+def _records_touched(changes: Changes) -> list[tuple[str, Key]]:
+    return [(kind, key) for kind, key, _ in changes.puts] + list(changes.deletes)
 
-    def _oldest_version(self) -> int:
-        if self.fs.exists(layout.log_path(0)):
-            return 0
-        cps = self._checkpoint_versions()
-        return cps[0] if cps else 0
 
-    def _base_for(self, version: int) -> Snapshot:
-        """The best starting point for rebuilding ``version``: a checkpoint at or before it, or genesis."""
-        cps = [(v, path) for v, path in self._checkpoints() if v <= version]
-        if cps:
-            try:
-                return self._load_checkpoint(*cps[-1])
-            except FileNotFoundError as e:
-                raise StorageError(f"{self.fs.uri(cps[-1][1])}: expired while it was read") from e
-        if not self.fs.exists(layout.log_path(0)):
-            raise HistoryExpired(
-                f"{self.fs.uri(layout.LOG_DIR)}: version {version} is older than the retained history"
-            )
-        try:
-            return self._genesis()
-        except _Expired as e:
-            raise HistoryExpired(f"{e}: version {version} is older than the retained history") from None
+def _split(changes: Changes, sharded: bool) -> tuple[Changes, dict[Key, Changes]]:
+    """A commit's changes as the root keeps them and as each table's log keeps them (a table's
+    definition goes to both)."""
+    if not sharded:
+        return changes, {}
+    root = Changes(inline_records=changes.inline_records, actions=list(changes.actions))
+    tables: dict[Key, Changes] = {}
 
-    def _genesis(self) -> Snapshot:
-        genesis = self._read_entry(0)
-        if genesis.expired is not None:
-            raise _Expired(
-                f"{self.fs.uri(layout.log_path(0))}: the log's beginning has expired, and no checkpoint holds its state"
-            )
-        self.secret = bytes.fromhex(genesis.secret or "")
-        return self._apply_entry(empty(_GENESIS_TIME), genesis)
+    def part(table: Key) -> Changes:
+        found = tables.get(table)
+        if found is None:
+            found = tables[table] = Changes(inline_records=True)
+        return found
 
-    def _open(self) -> Snapshot:
-        seen: list[tuple[int, str]] | None = None
-        failure = StorageError(f"{self.fs.uri(layout.LOG_DIR)}: could not be read")
-        for attempt in range(20):
-            # Listed first, so that an entry beyond where catching up stops is a gap, not a newer commit.
-            top = layout.newest_log_version(self.fs.list_names(layout.LOG_DIR))
-            cps = self._checkpoints()
-            if attempt and cps == seen:
-                raise failure
-            seen = cps
-            try:
-                if cps:
-                    snap = self._catch_up(self._load_checkpoint(*cps[-1]))
-                else:
-                    if not self.fs.exists(layout.log_path(0)):
-                        self._initialize()
-                    snap = self._catch_up(self._genesis())
-            except (_Stale, FileNotFoundError) as e:
-                # An expiry may have written a newer checkpoint (and stubs) since we listed: list again,
-                # and if the checkpoints are as they were, the log is damaged.
-                failure = (
-                    e.error if isinstance(e, _Stale) else StorageError(f"{self.fs.uri(cps[-1][1])}: {e}")
-                )
-                continue
-            if top > snap.version:
-                raise StorageError(
-                    f"{self.fs.uri(layout.log_path(snap.version + 1))}: missing, while the log goes on to "
-                    f"version {top}: a gap in the log (damage); the warehouse is not opened at an older version"
-                )
-            return snap
-        raise failure
-
-    def _initialize(self) -> None:
-        for name in self.fs.list_names(layout.LOG_DIR):
-            # Version 0 may have been published by a concurrent opener since we looked for it.
-            if not layout.is_temporary(name) and name != layout.log_path(0).rsplit("/", 1)[-1]:
-                raise StorageError(
-                    f"{self.fs.uri(layout.LOG_DIR + '/' + name)}: the log has entries but no version 0 "
-                    "and no checkpoint; refusing to start a new history over it"
-                )
-        for d in (layout.LOG_DIR, layout.DATA_DIR, layout.CHECKPOINT_DIR):
-            self.fs.mkdirs(d)
-        genesis = log.Entry(
-            version=0,
-            commit_id=uuid.uuid4().hex,
-            timestamp_us=to_micros(datetime.now(UTC)),
-            operation="CreateWarehouse",
-            secret=secrets.token_hex(32),
-        )
-        self.fs.publish(layout.log_path(0), log.encode(genesis)[0])  # a concurrent creator may win
-
-    def _checkpoint_meta(self, path: str, data: bytes | None = None) -> tuple[int, dict[str, str]]:
-        """A checkpoint's time and metadata, checked against its name (the footer only, unless given
-        the file's bytes, which are then verified against the checksum its name carries)."""
-        uri = self.fs.uri(path)
-        parsed = layout.parse_checkpoint_name(path.rsplit("/", 1)[-1])
-        if data is None:
-            md = files.file_metadata(self.fs.read_bytes(path), uri)
-        else:
-            log.verify_named(data, path, uri)
-            md = files.file_metadata(data, uri)
-        version = parsed[0] if parsed else -1
-        when = md.get("gluecat.timestamp_us", "")
-        if md.get("gluecat.checkpoint_version") != str(version) or not (when.isascii() and when.isdigit()):
-            raise StorageError(f"{uri}: not a gluecat checkpoint of version {version}")
-        if parsed is not None and parsed[1] is not None and "gluecat.chain" not in md:
-            raise StorageError(f"{uri}: damaged: a checkpoint of format 4 without its place in the log")
-        return int(when), md
-
-    def _load_checkpoint(self, version: int, path: str) -> Snapshot:
-        """The state a checkpoint holds, verified (FileNotFoundError if an expiry removed it meanwhile)."""
-        uri = self.fs.uri(path)
-        data = self.fs.read_bytes(path)
-        when, md = self._checkpoint_meta(path, data)
-        meta: dict[str, dict[Key, Any]] = {}
-        segments: dict[Key, list[str]] = {}
-        for kind, key, doc in files.read_records(data, uri):
-            if kind == files.SEGMENT_KIND:
-                segments.setdefault(key[:-1], []).append(key[-1])
-            else:
-                meta.setdefault(kind, {})[key] = doc
-        timestamp = from_micros(when)
-        self._entry_times[version] = timestamp
-        try:
-            self.secret = bytes.fromhex(md.get("gluecat.secret", ""))
-        except ValueError as e:
-            raise StorageError(f"{uri}: not a gluecat checkpoint (its secret is not hex)") from e
-        if "gluecat.chain" in md:
-            link = Link(md["gluecat.chain"], md.get("gluecat.strict") == "1")
-        else:
-            link = self._legacy_link(version)
-        return Snapshot(
-            version=version,
-            timestamp=timestamp,
-            meta=meta,
-            segments={k: tuple(v) for k, v in segments.items()},
-            link=link,
-        )
-
-    def _legacy_link(self, version: int) -> Link:
-        """The link of a version whose checkpoint predates format 4: from its entry, if still there."""
-        try:
-            data = self.fs.read_bytes(layout.log_path(version))
-        except FileNotFoundError:
-            return Link()
-        return log.parse(data, self.fs.uri(layout.log_path(version)), version).link
-
-    def _write_checkpoint(self, snap: Snapshot) -> None:
-        rows: list[tuple[str, Key, Any | None]] = [
-            (kind, key, doc) for kind, recs in snap.meta.items() for key, doc in recs.items()
-        ]
-        rows.extend(
-            (files.SEGMENT_KIND, (*table, path), None)
-            for table, paths in snap.segments.items()
-            for path in paths
-        )
-        data = files.to_parquet_bytes(
-            files.record_table(rows),
-            {
-                "gluecat.secret": self.secret.hex(),
-                "gluecat.checkpoint_version": str(snap.version),
-                "gluecat.timestamp_us": str(to_micros(snap.timestamp)),
-                "gluecat.chain": snap.link.chain,
-                "gluecat.strict": "1" if snap.link.strict else "0",
-            },
-        )
-        # Its name carries its checksum, so no flip inside it can make it pass for an older format's.
-        self.fs.publish(layout.checkpoint_path(snap.version, log.checksum(data)), data)
+    for kind, key, doc in changes.puts:
+        table = placement.table_of(kind, key)
+        if table is not None:
+            part(table).puts.append((kind, key, doc))
+        if placement.in_root(kind):
+            root.puts.append((kind, key, doc))
+    for kind, key in changes.deletes:
+        table = placement.table_of(kind, key)
+        if table is not None:
+            part(table).deletes.append((kind, key))
+        if placement.in_root(kind):
+            root.deletes.append((kind, key))
+    for rows, rows_table in changes.segment_adds:
+        t = placement.table_of_rows(rows)
+        (part(t) if t is not None else root).segment_adds.append((rows, rows_table))
+    for rows, path in changes.segment_removes:
+        t = placement.table_of_rows(rows)
+        (part(t) if t is not None else root).segment_removes.append((rows, path))
+    for rows, run, into in changes.segment_merges:
+        t = placement.table_of_rows(rows)
+        (part(t) if t is not None else root).segment_merges.append((rows, run, into))
+    return root, tables
 
 
 def _doc_text(doc: Any | None) -> str | None:

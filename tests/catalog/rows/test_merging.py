@@ -90,7 +90,7 @@ def test_a_merge_is_placed_where_its_run_was_so_later_writes_still_win(warehouse
     assert len(now) == 3  # the merged run, then the deletion and the addition that came after it
     assert live(glue) == [0, 1, 2, 4, 5, 6, 7, 50]
     assert live(Catalog(warehouse)) == [0, 1, 2, 4, 5, 6, 7, 50]  # read back from the log alone
-    log = glue.store.log_entries(0, glue.warehouse_version())
+    log = glue.store.table_entries(KEY, -1, glue.table_version(*KEY))
     merge = [a for e in log for a in e.actions if isinstance(a, MergeSegments)]
     assert len(merge) == 1 and len(merge[0].run) == 8 and merge[0].into == now[0]
 
@@ -111,9 +111,9 @@ def test_a_merge_whose_run_is_gone_commits_nothing_and_leaves_no_file(warehouse:
     # compact_table takes the merge lock, which this thread already holds: the lock is reentrant, and
     # the first merge then finds its run replaced.
     monkeypatch.setattr(glue.store, "write_segment", meanwhile)
-    before = glue.warehouse_version()
+    before = glue.table_version(*KEY)
     add(glue, 7)
-    assert glue.warehouse_version() == before + 2  # the write and the compaction, not the stale merge
+    assert glue.table_version(*KEY) == before + 2  # the write and the compaction, not the stale merge
     assert not glue.store.fs.exists(written[0])
     assert live(glue) == list(range(8))
 

@@ -128,7 +128,7 @@ class LatestViews:
         with that state."""
         store = self.store
         segments = snap.table_segments(key)
-        if snap is not store.cached():
+        if not store.is_latest(snap, key):
             with self._lock:
                 kept = [self._latest[key]] if key in self._latest else []
                 kept += self._recent.get(key, [])

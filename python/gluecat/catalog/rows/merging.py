@@ -36,6 +36,8 @@ from gluecat.catalog.rows.segments import (
     segment_schema,
     sort_by_identity,
 )
+from gluecat.store import placement
+from gluecat.store.conflicts import Reads
 from gluecat.store.snapshot import Changes, Key, Snapshot, run_at
 from gluecat.store.store import Store
 
@@ -113,7 +115,8 @@ def merge(store: Store, key: Key, *, whole: bool, order: Order | None = None) ->
     The merged file is written before the commit, so the commit itself is short; it puts the merged
     segment in the run's place, so other writers' segments added meanwhile stay newer than it.
     """
-    segments = store.latest().table_segments(key)
+    table = placement.table_of_rows(key)
+    segments = (store.latest_for(table) if table is not None else store.latest()).table_segments(key)
     if len(segments) < 2:
         return False
     chosen = segments if whole else run_to_merge(store, segments)
@@ -134,11 +137,13 @@ def merge(store: Store, key: Key, *, whole: bool, order: Order | None = None) ->
         if not whole and chosen[0] == segments[0] and now[0] != chosen[0]:
             return changes, False  # the run is no longer the oldest, but its deletions were dropped
         changes.segment_merges.append((key, chosen, into))
+        # Lost to writes that only added segments (or merged others), a partial merge is still right.
+        changes.reads = Reads().all_rows(key) if whole else Reads().run(key, chosen)
         return changes, True
 
     merged = False
     try:
-        merged = bool(store.commit(OPERATION, build))
+        merged = bool(store.commit(OPERATION, build, table=table))
     finally:
         if not merged:
             store.discard_segment(into)

@@ -1,0 +1,282 @@
+"""Each table's own log (format 6): commits to one table's partitions never touch the root log or another
+table's; what the root decides about a table leaves a marker in the table's log that counts exactly if
+the root's entry is published; a writer that lost its version republishes without building again when
+what won changed nothing it read."""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from gluecat import Catalog
+from gluecat.errors import StorageError
+from gluecat.store import layout, log, placement
+from gluecat.store import store as store_module
+from gluecat.store.fs import LocalFS
+from gluecat.store.store import Store
+
+TABLES = [("db", "a"), ("db", "b")]
+
+
+def catalog(warehouse: str) -> Catalog:
+    glue = Catalog(warehouse, background_merges=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    for _, name in TABLES:
+        glue.create_table(
+            DatabaseName="db",
+            TableInput={"Name": name, "PartitionKeys": [{"Name": "k", "Type": "string"}]},
+        )
+    return glue
+
+
+def add(glue: Catalog, table: str, *values: str) -> dict[str, Any]:
+    return glue.batch_create_partition(
+        DatabaseName="db", TableName=table, PartitionInputList=[{"Values": [v]} for v in values]
+    )
+
+
+def values(glue: Catalog, table: str) -> list[str]:
+    pages = glue.get_paginator("get_partitions").paginate(DatabaseName="db", TableName=table)
+    return sorted(p["Values"][0] for p in pages.search("Partitions[]"))
+
+
+def table_log(warehouse: str, table: tuple[str, str]) -> list[log.Entry]:
+    where = layout.table_log(placement.log_name(table))
+    fs = LocalFS(warehouse)
+    out, v = [], 0
+    while fs.exists(where.log_path(v)):
+        out.append(log.parse(fs.read_bytes(where.log_path(v)), where.log_path(v), v, where=where))
+        v += 1
+    return out
+
+
+def test_partition_commits_go_to_the_tables_own_log_and_leave_the_root_alone(warehouse: str) -> None:
+    glue = catalog(warehouse)
+    root = glue.warehouse_version()
+    add(glue, "a", "1", "2")
+    add(glue, "b", "x")
+    glue.update_column_statistics_for_table(
+        DatabaseName="db",
+        TableName="a",
+        ColumnStatisticsList=[],
+    )
+    assert glue.warehouse_version() == root
+    assert [e.operation for e in table_log(warehouse, ("db", "a"))] == ["CreateTable", "BatchCreatePartition"]
+    assert [e.operation for e in table_log(warehouse, ("db", "b"))] == ["CreateTable", "BatchCreatePartition"]
+    # The table's creation is the root's decision: a marker naming the root entry that is the commit.
+    (created, _) = table_log(warehouse, ("db", "a"))
+    assert created.decided_by is not None
+    assert glue.store.root.commit_id(created.decided_by.version) == created.decided_by.commit_id
+    assert values(Catalog(warehouse), "a") == ["1", "2"]
+
+
+def test_reading_an_unchanged_table_is_one_look_at_its_log(warehouse: str, monkeypatch) -> None:
+    glue = catalog(warehouse)
+    add(glue, "a", "1")
+    reader = Catalog(warehouse)
+    assert values(reader, "a") == ["1"]
+    looks: list[str] = []
+    real = LocalFS.exists
+
+    def counted(self: LocalFS, rel: str) -> bool:
+        looks.append(rel)
+        return real(self, rel)
+
+    monkeypatch.setattr(LocalFS, "exists", counted)
+    reader.get_table(DatabaseName="db", Name="a")
+    assert looks == [layout.table_log(placement.log_name(("db", "a"))).log_path(2)]
+
+
+def test_a_table_changed_by_the_root_is_seen_by_a_reader_of_its_log_alone(warehouse: str) -> None:
+    """A reader that reads only a table's log still sees every change of it the root decides: its
+    definition, its drop, its database's drop."""
+    glue = catalog(warehouse)
+    reader = Catalog(warehouse)
+    assert reader.get_table(DatabaseName="db", Name="a")["Table"].get("Description") is None
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={"Name": "a", "Description": "now", "PartitionKeys": [{"Name": "k", "Type": "string"}]},
+    )
+    assert reader.get_table(DatabaseName="db", Name="a")["Table"]["Description"] == "now"
+    glue.delete_table(DatabaseName="db", Name="a")
+    with pytest.raises(reader.exceptions.EntityNotFoundException):
+        reader.get_table(DatabaseName="db", Name="a")
+    glue.delete_database(Name="db")
+    with pytest.raises(reader.exceptions.EntityNotFoundException):
+        reader.get_partitions(DatabaseName="db", TableName="b")
+
+
+def test_a_write_built_before_a_drop_is_refused_not_lost(warehouse: str, monkeypatch) -> None:
+    """A partition write that read the table before another process dropped it loses its version to the
+    drop's marker, builds again, and answers that the table is gone: it never lands in a dropped
+    table's log, to come back if a table of that name is made again."""
+    glue = catalog(warehouse)
+    other = Catalog(warehouse)
+    real = Store._publish_to_table
+    dropped: list[bool] = []
+
+    def drop_first(self: Store, *args: Any) -> Any:
+        if not dropped:
+            dropped.append(True)
+            other.delete_table(DatabaseName="db", Name="a")
+        return real(self, *args)
+
+    monkeypatch.setattr(Store, "_publish_to_table", drop_first)
+    with pytest.raises(glue.exceptions.EntityNotFoundException):
+        add(glue, "a", "late")
+    monkeypatch.undo()
+    glue.create_table(
+        DatabaseName="db", TableInput={"Name": "a", "PartitionKeys": [{"Name": "k", "Type": "string"}]}
+    )
+    assert values(Catalog(warehouse), "a") == []
+
+
+def test_a_writer_that_lost_to_other_partitions_republishes_without_building_again(
+    warehouse: str, monkeypatch
+) -> None:
+    glue = catalog(warehouse)
+    other = Catalog(warehouse)
+    builds: list[int] = []
+    real = Store._publish_to_table
+
+    def count_and_race(self: Store, operation: str, where: Any, table: Any, base: Any, *rest: Any) -> Any:
+        if self is not glue.store:
+            return real(self, operation, where, table, base, *rest)
+        builds.append(base.version)
+        if len(builds) == 1:
+            add(other, "a", "theirs")  # takes the version this commit was built for
+        return real(self, operation, where, table, base, *rest)
+
+    monkeypatch.setattr(Store, "_publish_to_table", count_and_race)
+    assert add(glue, "a", "mine")["Errors"] == []
+    monkeypatch.undo()
+    assert len(builds) == 1  # published again after "theirs", not built again
+    assert values(Catalog(warehouse), "a") == ["mine", "theirs"]
+
+
+def test_a_writer_that_lost_to_the_same_partition_builds_again_and_answers_as_glue(
+    warehouse: str, monkeypatch
+) -> None:
+    glue = catalog(warehouse)
+    other = Catalog(warehouse)
+    real = Store._publish_to_table
+    raced: list[bool] = []
+
+    def race(self: Store, *args: Any) -> Any:
+        if not raced:
+            raced.append(True)
+            add(other, "a", "same")
+        return real(self, *args)
+
+    monkeypatch.setattr(Store, "_publish_to_table", race)
+    errors = add(glue, "a", "same", "new")["Errors"]
+    monkeypatch.undo()
+    assert [(e["PartitionValues"], e["ErrorDetail"]["ErrorCode"]) for e in errors] == [
+        (["same"], "AlreadyExistsException")
+    ]
+    assert values(Catalog(warehouse), "a") == ["new", "same"]
+
+
+def test_a_marker_whose_root_entry_never_comes_counts_for_nothing_and_is_fenced(
+    warehouse: str, monkeypatch
+) -> None:
+    """A root commit publishes its markers, then its root entry. One whose writer dies in between
+    leaves a marker that readers pass over, and that the table's next writer fences once it has waited
+    long enough: an empty root entry takes the version the marker names, so it can never count."""
+    glue = catalog(warehouse)
+    add(glue, "a", "1")
+    monkeypatch.setattr(store_module, "FENCE_AFTER", 0.2)
+    dying = Catalog(warehouse)
+
+    def die(*args: Any, **kwargs: Any) -> bool:
+        raise SystemExit("the writer died after publishing its marker")
+
+    monkeypatch.setattr(dying.store.root, "publish", die)
+    monkeypatch.setattr(Store, "_abandon", lambda self, markers, fence: False)  # no cleanup: it died
+    with pytest.raises(SystemExit):
+        dying.update_table(
+            DatabaseName="db",
+            TableInput={
+                "Name": "a",
+                "Description": "never",
+                "PartitionKeys": [{"Name": "k", "Type": "string"}],
+            },
+        )
+    monkeypatch.undo()
+    monkeypatch.setattr(store_module, "FENCE_AFTER", 0.2)
+    marker = table_log(warehouse, ("db", "a"))[-1]
+    assert marker.decided_by is not None and marker.operation == "UpdateTable"
+    reader = Catalog(warehouse)
+    assert reader.get_table(DatabaseName="db", Name="a")["Table"].get("Description") is None
+    assert values(reader, "a") == ["1"]
+    add(reader, "a", "2")  # waits for the marker's root entry, then fences it
+    fence = reader.store.root.read_entry(marker.decided_by.version)
+    assert fence.operation == "FenceMarkers" and fence.commit_id != marker.decided_by.commit_id
+    for fresh in (reader, Catalog(warehouse)):
+        assert fresh.get_table(DatabaseName="db", Name="a")["Table"].get("Description") is None
+        assert values(fresh, "a") == ["1", "2"]
+
+
+def test_writers_of_two_tables_never_wait_for_each_other(warehouse: str) -> None:
+    """Two threads of two processes' handles fill two tables at once: neither commit goes through the
+    root, and every partition is there once."""
+    catalog(warehouse)
+    handles = [Catalog(warehouse, background_merges=False) for _ in TABLES]
+    errors: list[BaseException] = []
+
+    def fill(glue: Catalog, table: str) -> None:
+        try:
+            for i in range(30):
+                add(glue, table, *(f"{i}-{j}" for j in range(5)))
+        except BaseException as e:
+            errors.append(e)
+
+    threads = [threading.Thread(target=fill, args=(h, t)) for h, (_, t) in zip(handles, TABLES, strict=True)]
+    root = handles[0].warehouse_version()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert handles[0].warehouse_version() == root
+    for _, table in TABLES:
+        assert len(values(Catalog(warehouse), table)) == 150
+
+
+def test_a_table_log_that_lost_a_marker_the_root_committed_is_damage(warehouse: str) -> None:
+    glue = catalog(warehouse)
+    add(glue, "a", "1")
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={"Name": "a", "Description": "now", "PartitionKeys": [{"Name": "k", "Type": "string"}]},
+    )
+    where = layout.table_log(placement.log_name(("db", "a")))
+    newest = len(table_log(warehouse, ("db", "a"))) - 1
+    os.unlink(os.path.join(warehouse, where.log_path(newest)))
+    with pytest.raises(
+        StorageError, match=rf"{newest:020d}\.json: missing, while root version \d+ committed it"
+    ):
+        Catalog(warehouse).get_table(DatabaseName="db", Name="a")
+
+
+def test_time_travel_reads_every_table_as_of_one_moment(warehouse: str) -> None:
+    glue = catalog(warehouse)
+    add(glue, "a", "1")
+    add(glue, "b", "1")
+    then = datetime.now(UTC)
+    add(glue, "a", "2")
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={"Name": "b", "Description": "later", "PartitionKeys": [{"Name": "k", "Type": "string"}]},
+    )
+    past = Catalog(warehouse)
+    assert [
+        p["Values"][0]
+        for p in past.get_partitions(DatabaseName="db", TableName="a", QueryAsOfTime=then)["Partitions"]
+    ] == ["1"]
+    assert past.get_table(DatabaseName="db", Name="b", QueryAsOfTime=then)["Table"].get("Description") is None
+    assert past.get_table(DatabaseName="db", Name="b")["Table"]["Description"] == "later"
