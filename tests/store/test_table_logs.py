@@ -280,3 +280,35 @@ def test_time_travel_reads_every_table_as_of_one_moment(warehouse: str) -> None:
     ] == ["1"]
     assert past.get_table(DatabaseName="db", Name="b", QueryAsOfTime=then)["Table"].get("Description") is None
     assert past.get_table(DatabaseName="db", Name="b")["Table"]["Description"] == "later"
+
+
+def test_a_merge_that_lost_to_a_merge_of_its_segments_is_never_published_over_them(
+    warehouse: str, monkeypatch
+) -> None:
+    """A merge of all of a table's segments (compaction) that loses its version to another process's
+    merge of some of them is built again (and finds its run gone): published as it was, its entry would
+    name segments the table no longer holds, and no reader could apply it."""
+    from gluecat.catalog.rows import merging
+
+    from gluecat.catalog.rows import RowEngine
+
+    glue = catalog(warehouse)
+    monkeypatch.setattr(RowEngine, "after_write", lambda *args: None)  # no merge but the test's
+    for i in range(33):
+        add(glue, "a", str(i))
+    other = Catalog(warehouse, background_merges=False)
+    real = Store._publish_to_table
+    raced: list[bool] = []
+
+    def merge_first(self: Store, *args: Any) -> Any:
+        if self is glue.store and not raced:
+            raced.append(True)
+            assert merging.merge(other.store, ("db", "a"), whole=False)  # the newest run of the tier
+        return real(self, *args)
+
+    monkeypatch.setattr(Store, "_publish_to_table", merge_first)
+    assert not merging.merge(glue.store, ("db", "a"), whole=True)  # its run is gone: nothing committed
+    monkeypatch.undo()
+    assert raced
+    for fresh in (glue, Catalog(warehouse)):
+        assert values(fresh, "a") == sorted(str(i) for i in range(33))

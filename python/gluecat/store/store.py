@@ -334,23 +334,18 @@ class Store:
     def read_segments(self, paths: list[str], cache: bool = True) -> list[pa.Table]:
         """Several segments' rows, the ones not in memory read at once (an object store's GETs in
         parallel)."""
+        fetched: dict[str, pa.Table] = {}
         missing = [p for p in paths if not self._in_memory(p) and layout.inline_segment_entry(p) is None]
         if len(missing) > 1 and self.fs.parallelism > 1:
-            found = dict(zip(missing, self.fs.read_many(missing), strict=True))
-            for path, data in found.items():
+            for path, data in zip(missing, self.fs.read_many(missing), strict=True):
                 if data is None:
-                    continue
+                    continue  # read_segment says which is missing
                 log.verify_named(data, path, self.fs.uri(path))
                 rows = files.read_parquet_bytes(data, self.fs.uri(path))
+                fetched[path] = rows
                 if cache:
                     self._cache_segment(path, rows)
-                else:
-                    self._footers.setdefault(path, (rows.num_rows, dict(rows.schema.metadata or {})))
-                    with self._segment_cache_lock:
-                        self._recent.setdefault(path, rows)
-                        self._recent_rows += rows.num_rows
-                        self._trim_recent()
-        return [self.read_segment(p, cache) for p in paths]
+        return [fetched[p] if p in fetched else self.read_segment(p, cache) for p in paths]
 
     def _in_memory(self, path: str) -> bool:
         with self._segment_cache_lock:
@@ -551,7 +546,7 @@ class Store:
             if changes.reads is None:
                 break
             newer = self._settled(where)
-            why = self._conflict(where, table, base, newer, changes.reads)
+            why = self._conflict(where, table, base, newer, changes.reads) or _misfit(newer, written)
             if why is not None:
                 logger.debug("%s on %s: built again (%s)", operation, list(table), why)
                 break
@@ -886,6 +881,25 @@ class Store:
         for path in written.paths:  # definitely not committed: nobody will ever name these
             self._forget_segment(path)
             self.fs.delete(path)
+
+
+def _misfit(state: LogState, written: _Written) -> str | None:
+    """Why an attempt's changes do not apply to ``state`` as they are (a merge whose run is no longer
+    there), which its declared reads did not foresee; None if they apply. Checked before an entry is
+    published again after others: an entry that cannot be applied must never be published."""
+    try:
+        apply(
+            state,
+            state.version + 1,
+            state.timestamp,
+            [],
+            written.seg_adds,
+            written.seg_removes,
+            written.seg_merges,
+        )
+    except StorageError as e:
+        return str(e)
+    return None
 
 
 def _settle(when: datetime) -> None:

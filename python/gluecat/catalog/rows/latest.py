@@ -137,7 +137,7 @@ class LatestViews:
                     return found
             return snap.derived(
                 ("partition-view", key),
-                lambda: fold(n_keys, segments, [store.read_segment(p) for p in segments]),
+                lambda: fold(n_keys, segments, store.read_segments(list(segments))),
             )
         with self._lock:
             cached = self._latest.get(key)
@@ -156,12 +156,12 @@ class LatestViews:
         if cached is not None and expanded is not None and tuple(expanded[: len(known)]) == known:
             # The cached rows are all still there (some now inside merged segments): add only what is newer.
             new_paths = expanded[len(known) :]
-            fresh = extend(
-                cached, new_paths, [store.read_segment(p, cache=False) for p in new_paths]
-            ).renamed(segments)
+            fresh = extend(cached, new_paths, store.read_segments(list(new_paths), cache=False)).renamed(
+                segments
+            )
             fresh = self._folded(key, fresh)
         else:
-            fresh = fold(n_keys, segments, [store.read_segment(p, cache=False) for p in segments])
+            fresh = fold(n_keys, segments, store.read_segments(list(segments), cache=False))
         with self._lock:
             self._keep(key, fresh)
         return fresh

@@ -71,7 +71,7 @@ def key_count(rows: pa.Table) -> int:
 def merged_rows(store: Store, paths: tuple[str, ...], *, keep_deletions: bool) -> pa.Table:
     """The rows of the segments ``paths`` as one segment: the newest row of each identity, deletions
     kept if ``keep_deletions`` (they may cancel rows of older segments)."""
-    tables = [store.read_segment(p, cache=False) for p in paths]
+    tables = store.read_segments(list(paths), cache=False)
     schema = segment_schema(key_count(tables[0]))
     rows = pa.concat_tables([t.select(schema.names) for t in tables])
     if distinct_identities(rows) and (keep_deletions or not pc.any(rows.column("_tomb")).as_py()):
@@ -138,7 +138,9 @@ def merge(store: Store, key: Key, *, whole: bool, order: Order | None = None) ->
             return changes, False  # the run is no longer the oldest, but its deletions were dropped
         changes.segment_merges.append((key, chosen, into))
         # Lost to writes that only added segments (or merged others), a partial merge is still right.
-        changes.reads = Reads().all_rows(key) if whole else Reads().run(key, chosen)
+        changes.reads = Reads().run(key, chosen)
+        if whole:  # a whole merge is of every segment: one added since would be left out of it
+            changes.reads.all_rows(key)
         return changes, True
 
     merged = False
