@@ -1,6 +1,6 @@
 """The ``gluecat`` command: operators' tools over a warehouse.
 
-Subsystems add their own subcommands (``gluecat serve`` and ``gluecat users`` from gluecat.hms.cli,
+Subsystems add their own subcommands (``gluecat serve`` and ``gluecat users`` from gluecat.serve_cli,
 ``gluecat spark-conf`` from gluecat.spark.cli) through a ``register(subparsers)`` function.
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 from gluecat.api.pages import every
 from gluecat.errors import GlueError
 
-_SUBSYSTEMS = ("gluecat.hms.cli", "gluecat.spark.cli", "gluecat.demo")
+_SUBSYSTEMS = ("gluecat.serve_cli", "gluecat.spark.cli", "gluecat.demo")
 
 
 class Refused(Exception):
