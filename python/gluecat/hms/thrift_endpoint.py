@@ -137,6 +137,7 @@ class Processor(ThriftHiveMetastore.Processor):
     def process(self, iprot: Any, oprot: Any) -> bool | None:
         name, kind, seqid = iprot.readMessageBegin()
         if name not in self._processMap:
+            log.info("answered UNKNOWN_METHOD to a call of %s", name[:100])
             iprot.skip(TType.STRUCT)
             iprot.readMessageEnd()
             error = TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Unknown function {name}")
