@@ -262,8 +262,9 @@ class Handler(Writes):
         table = self._table(db_name, tbl_name)
         keys = table.get("PartitionKeys") or []
         vals = list(part_vals or [])
-        if len(vals) > len(keys):
-            raise ttypes.MetaException(message=f"Incorrect number of partition values: {vals}")
+        if not vals or len(vals) > len(keys):
+            # Hive 2.3 builds a partition name of the given values, and refuses none or too many.
+            raise ttypes.MetaException(message=f"Invalid partition key & values; values {vals}")
         clauses = [
             f"{k['Name']} = '{v.replace(chr(39), chr(39) * 2)}'"
             for k, v in zip(keys, vals, strict=False)
@@ -361,7 +362,7 @@ class Handler(Writes):
             )
         if self.set_ugi_names_caller:
             self.principal = user_name
-        return [*(group_names or []), user_name]
+        return list(group_names or [])  # as Hive 2.3's metastore answers it
 
     def shutdown(self) -> None:
         """fb303's oneway shutdown: clients send it when they close; the server goes on serving."""

@@ -144,7 +144,10 @@ class Writes:
     def create_table_with_environment_context(self, tbl: Any, environment_context: Any) -> None:
         table = hive_input.table(tbl)
         database = tbl.dbName
-        self.catalog.get_database(Name=database)  # Hive's NoSuchObjectException comes first
+        try:
+            self.catalog.get_database(Name=database)
+        except EntityNotFoundException as e:  # what Hive 2.3 answers, not the declared NoSuchObject
+            raise ttypes.InvalidObjectException(message=f"{e.message} (the table's database)") from e
         sd = table.setdefault("StorageDescriptor", {})
         if table.get("TableType") != "VIRTUAL_VIEW" and not sd.get("Location"):
             # CREATE TABLE ... USING parquet sends no location: Hive puts the table in its database's folder.
