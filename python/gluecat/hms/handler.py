@@ -209,7 +209,7 @@ class Handler(Writes):
         # Hive lists partitions by name too (ORDER BY PART_NAME) and max_parts keeps the first ones:
         # the store's order (by values) differs once a value has a character Hive escapes.
         named.sort(key=lambda pair: pair[0])
-        return [mapping.partition(p, table) for _, p in named[:limit]]
+        return mapping.partitions([p for _, p in named[:limit]], table)
 
     # -- more reads stock clients make ---------------------------------------------------------
 
@@ -247,7 +247,7 @@ class Handler(Writes):
         name = partition_namer([k["Name"] for k in table.get("PartitionKeys") or []])
         named = sorted(((name(p["Values"]), p) for p in parts), key=lambda pair: pair[0])
         limit = None if max_parts is None or max_parts < 0 else max_parts
-        return [mapping.partition(p, table) for _, p in named[:limit]]
+        return mapping.partitions([p for _, p in named[:limit]], table)
 
     def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[Any]:
         try:
@@ -328,7 +328,7 @@ class Handler(Writes):
                 TableName=tbl_name,
                 PartitionsToGet=[{"Values": v} for v in wanted[start : start + 1000]],
             )["Partitions"]
-        return [mapping.partition(p, table) for p in found]
+        return mapping.partitions(found, table)
 
     @answers_as_hive()
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[Any]:
