@@ -156,7 +156,7 @@ def effective_partition_sd(p: dict[str, Any], table_doc: dict[str, Any]) -> dict
     only); the table's format and SerDe then apply, and its folder is the Hive path under the table's
     location. A Hive client must be told the same, not an empty SerDe or no location."""
     table_sd = table_doc.get("StorageDescriptor") or {}
-    sd = dict(p.get("StorageDescriptor") or {})
+    sd = dict(p.get("StorageDescriptor") or ())
     for field in ("InputFormat", "OutputFormat", "SerdeInfo"):
         if not sd.get(field) and table_sd.get(field):
             sd[field] = table_sd[field]
@@ -180,6 +180,35 @@ def partition(p: dict[str, Any], table_doc: dict[str, Any], memo: dict[Any, Any]
 
 
 def partitions(parts: list[dict[str, Any]], table_doc: dict[str, Any]) -> list[Any]:
-    """``partition`` of each, for one reply: equal column lists are built once and shared."""
+    """``partition`` of each, for one reply. The partitions of a table mostly have one descriptor but
+    for its location: each distinct rest is built once, and each partition's descriptor is a shallow
+    copy of it with its own location (their structures are then read and encoded, never changed)."""
     memo: dict[Any, Any] = {}
-    return [partition(p, table_doc, memo) for p in parts]
+    templates: dict[str, Any] = {}
+    columns = (table_doc.get("StorageDescriptor") or {}).get("Columns")
+    new_sd = ttypes.StorageDescriptor.__new__
+    sd_class = ttypes.StorageDescriptor
+    out = []
+    for p in parts:
+        sd_doc = effective_partition_sd(p, table_doc)
+        location = sd_doc.pop("Location", None)
+        key = repr(sd_doc)
+        template = templates.get(key)
+        if template is None:
+            template = templates[key] = storage_descriptor(sd_doc, fallback_columns=columns, memo=memo)
+        sd = new_sd(sd_class)
+        sd.__dict__.update(template.__dict__)
+        sd.location = location
+        parameters = p.get("Parameters")
+        out.append(
+            ttypes.Partition(
+                values=list(p["Values"]),
+                dbName=p["DatabaseName"],
+                tableName=p["TableName"],
+                createTime=seconds(p.get("CreationTime")),
+                lastAccessTime=seconds(p.get("LastAccessTime")),
+                sd=sd,
+                parameters=dict(parameters) if parameters else {},
+            )
+        )
+    return out
