@@ -277,3 +277,42 @@ def test_hmsclient_over_tcp(server: Server) -> None:
         assert sorted(p.values[1] for p in parts) == ["2024-01-01", "2024-01-02"]
         client.create_database(hmsclient.Database(name="viahms", parameters={}))
     assert server.http.endpoint.processor._handler.get_database("viahms").name == "viahms"
+
+
+def test_batches_past_glues_page_limits(hms: Any, glue: Catalog, tmp_path: Path) -> None:
+    """BatchGetPartition takes 1,000 keys and BatchUpdatePartition 100 entries; Hive calls take any number."""
+    hms.create_database(ttypes.Database(name="big", locationUri=f"file:{tmp_path}/big.db", parameters={}))
+    table = ttypes.Table(
+        tableName="t",
+        dbName="big",
+        sd=sd(None, [("id", "bigint")]),
+        partitionKeys=[ttypes.FieldSchema(name="n", type="string")],
+        parameters={},
+        tableType="EXTERNAL_TABLE",
+    )
+    hms.create_table(table)
+    parts = [
+        ttypes.Partition(
+            values=[f"{i:04d}"],
+            dbName="big",
+            tableName="t",
+            sd=sd(f"s3://b/{i}", [("id", "bigint")]),
+            parameters={},
+        )
+        for i in range(1200)
+    ]
+    request = ttypes.AddPartitionsRequest(
+        dbName="big", tblName="t", parts=parts[:600], ifNotExists=False, needResult=False
+    )
+    assert hms.add_partitions_req(request).partitions is None
+    request = ttypes.AddPartitionsRequest(
+        dbName="big", tblName="t", parts=parts, ifNotExists=True, needResult=True
+    )
+    assert [p.values for p in hms.add_partitions_req(request).partitions] == [p.values for p in parts[600:]]
+    got = hms.get_partitions_by_names("big", "t", [f"n={i:04d}" for i in range(0, 1200, 1)])
+    assert len(got) == 1200
+    for p in got[:150]:
+        p.parameters = {"seen": "yes"}
+    hms.alter_partitions("big", "t", got[:150])
+    seen = glue.get_partitions(DatabaseName="big", TableName="t", Expression="n < '0150'")["Partitions"]
+    assert len(seen) == 150 and all(p["Parameters"] == {"seen": "yes"} for p in seen)

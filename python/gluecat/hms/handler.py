@@ -321,14 +321,7 @@ class Handler(Writes):
     def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[Any]:
         table = self._table(db_name, tbl_name)
         wanted = [self._values_of_name(table, n) for n in names or []]
-        found: list[dict[str, Any]] = []
-        for start in range(0, len(wanted), 1000):
-            found += self.catalog.batch_get_partition(
-                DatabaseName=db_name,
-                TableName=tbl_name,
-                PartitionsToGet=[{"Values": v} for v in wanted[start : start + 1000]],
-            )["Partitions"]
-        return mapping.partitions(found, table)
+        return mapping.partitions(self._existing(db_name, tbl_name, wanted), table)
 
     @answers_as_hive()
     def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[Any]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
+from urllib.parse import urlsplit
 
 import pyarrow.fs as pafs
 
@@ -87,7 +88,8 @@ def answers_as_hive(**override: str) -> Callable[[F], F]:
 
 def _make_folder(location: str | None) -> None:
     """Hive makes a new table's or partition's folder; on an object store there are none to make."""
-    if not location:
+    # Judged by the scheme first: making a file system object for s3:// would already reach the network.
+    if not location or urlsplit(location).scheme not in ("", "file"):
         return
     fs, path = locations.filesystem(location)
     if isinstance(fs, pafs.LocalFileSystem):
@@ -250,13 +252,26 @@ class Writes:
                 sd["Location"] = f"{str(base).rstrip('/')}/{partition_namer(keys)(part['Values'])}"
         return {**part, "StorageDescriptor": sd}
 
+    def _existing(self, db_name: str, tbl_name: str, values: list[list[str]]) -> list[dict[str, Any]]:
+        """The partitions of those ``values`` that exist, in BatchGetPartition's pages of 1,000."""
+        found: list[dict[str, Any]] = []
+        for at in range(0, len(values), 1000):
+            found += self.catalog.batch_get_partition(
+                DatabaseName=db_name,
+                TableName=tbl_name,
+                PartitionsToGet=[{"Values": v} for v in values[at : at + 1000]],
+            )["Partitions"]
+        return found
+
     def _read_partition(self, table: dict[str, Any], values: list[str]) -> Any:
         got = self.catalog.get_partition(
             DatabaseName=table["DatabaseName"], TableName=table["Name"], PartitionValues=values
         )["Partition"]
         return mapping.partition(got, table)
 
-    def _add(self, db_name: str, tbl_name: str, parts: list[Any], if_not_exists: bool) -> list[Any]:
+    def _add(
+        self, db_name: str, tbl_name: str, parts: list[Any], if_not_exists: bool, need_result: bool = True
+    ) -> list[Any]:
         table = self._table_doc(db_name, tbl_name)
         for p in parts:
             if (p.dbName or db_name).lower() != table["DatabaseName"] or (
@@ -268,12 +283,7 @@ class Writes:
                 )
         add = [self._placed(table, hive_input.partition(p)) for p in parts]
         if if_not_exists:
-            existing = self.catalog.batch_get_partition(
-                DatabaseName=db_name,
-                TableName=tbl_name,
-                PartitionsToGet=[{"Values": a["Values"]} for a in add],
-            )["Partitions"]
-            have = {tuple(p["Values"]) for p in existing}
+            have = {tuple(p["Values"]) for p in self._existing(db_name, tbl_name, [a["Values"] for a in add])}
             add = [a for a in add if tuple(a["Values"]) not in have]
         if add:
             self.catalog.commit_partitions(
@@ -281,7 +291,15 @@ class Writes:
             )
         for a in add:
             _make_folder(a["StorageDescriptor"].get("Location"))
-        return [self._read_partition(table, a["Values"]) for a in add]
+        if not need_result:
+            return add
+        # Read back as stored (creation times, the table's format filled in), in the order given.
+        stored = {
+            tuple(p["Values"]): p for p in self._existing(db_name, tbl_name, [a["Values"] for a in add])
+        }
+        return mapping.partitions(
+            [stored[tuple(a["Values"])] for a in add if tuple(a["Values"]) in stored], table
+        )
 
     @answers_as_hive()
     def add_partition(self, new_part: Any) -> Any:
@@ -294,14 +312,16 @@ class Writes:
     def add_partitions(self, new_parts: list[Any]) -> int:
         if not new_parts:
             return 0
-        return len(self._add(new_parts[0].dbName, new_parts[0].tableName, new_parts, False))
+        return len(
+            self._add(new_parts[0].dbName, new_parts[0].tableName, new_parts, False, need_result=False)
+        )
 
     @answers_as_hive()
     def add_partitions_req(self, request: Any) -> Any:
-        added = self._add(
-            request.dbName, request.tblName, list(request.parts or []), bool(request.ifNotExists)
-        )
-        return ttypes.AddPartitionsResult(partitions=added if request.needResult else None)
+        need = bool(request.needResult)
+        parts = list(request.parts or [])
+        added = self._add(request.dbName, request.tblName, parts, bool(request.ifNotExists), need)
+        return ttypes.AddPartitionsResult(partitions=added if need else None)
 
     def drop_partition(self, db_name: str, tbl_name: str, part_vals: list[str], deleteData: bool) -> bool:
         return self.drop_partition_with_environment_context(db_name, tbl_name, part_vals, deleteData, None)
@@ -359,27 +379,28 @@ class Writes:
         entries = [hive_input.partition(p) for p in new_parts or []]
         if not entries:
             return
-        found = self.catalog.batch_get_partition(
-            DatabaseName=db_name,
-            TableName=tbl_name,
-            PartitionsToGet=[{"Values": e.get("Values", [])} for e in entries],
-        )["Partitions"]
-        have = {tuple(p["Values"]) for p in found}
+        have = {
+            tuple(p["Values"])
+            for p in self._existing(db_name, tbl_name, [e.get("Values", []) for e in entries])
+        }
         missing = [e.get("Values") for e in entries if tuple(e.get("Values", [])) not in have]
         if missing:
             raise ttypes.InvalidOperationException(
                 message=f"alter is not possible: partition {missing[0]} of {db_name}.{tbl_name} does not exist"
             )
-        got = self.catalog.batch_update_partition(
-            DatabaseName=db_name,
-            TableName=tbl_name,
-            Entries=[
-                {"PartitionValueList": e["Values"], "PartitionInput": self._placed(table, e)} for e in entries
-            ],
-        )
-        if got.get("Errors"):
-            detail = got["Errors"][0]["ErrorDetail"]
-            raise ttypes.InvalidOperationException(message=f"{detail['ErrorCode']}: {detail['ErrorMessage']}")
+        updates = [
+            {"PartitionValueList": e["Values"], "PartitionInput": self._placed(table, e)} for e in entries
+        ]
+        # BatchUpdatePartition takes 100 at a time: a larger alter is several commits (Hive's is one).
+        for at in range(0, len(updates), 100):
+            got = self.catalog.batch_update_partition(
+                DatabaseName=db_name, TableName=tbl_name, Entries=updates[at : at + 100]
+            )
+            if got.get("Errors"):
+                detail = got["Errors"][0]["ErrorDetail"]
+                raise ttypes.InvalidOperationException(
+                    message=f"{detail['ErrorCode']}: {detail['ErrorMessage']}"
+                )
 
     @answers_as_hive(EntityNotFoundException="InvalidOperationException")
     def rename_partition(self, db_name: str, tbl_name: str, part_vals: list[str], new_part: Any) -> None:
