@@ -154,9 +154,9 @@ class Writes:
         if table.get("TableType") != "VIRTUAL_VIEW" and not sd.get("Location"):
             # CREATE TABLE ... USING parquet sends no location: Hive puts the table in its database's folder.
             sd["Location"] = self.files.default_location(database, table["Name"])
-        if table.get("TableType") != "VIRTUAL_VIEW":
-            _make_folder(sd.get("Location"))
         self.catalog.create_table(DatabaseName=database, TableInput=table)
+        if table.get("TableType") != "VIRTUAL_VIEW":
+            _make_folder(sd.get("Location"))  # as Hive does, but only once the table is made
 
     def drop_table(self, dbname: str, name: str, deleteData: bool) -> None:
         self.drop_table_with_environment_context(dbname, name, deleteData, None)
