@@ -5,16 +5,21 @@
 The same table (with 1,000 partitions) is created in both; then get_table and get_partitions (all
 1,000) are called for a fixed time by 1 and by 16 concurrent clients, each a process of its own with
 its own connection.
-gluecat is reached as clients reach it: Thrift binary over HTTP with Basic authentication; the real
-metastore by its own transport, Thrift binary over TCP. Prints requests/s and p50/p99 latency.
+gluecat is reached both ways clients reach it: Thrift binary over HTTP with Basic authentication, and
+Thrift binary over TCP (``--thrift-port``, what stock Hive clients speak); the real metastore by its
+own transport, Thrift binary over TCP. Prints requests/s, p50/p99 latency and the server process's
+CPU time per call (on 2 cores, 16 client processes compete with the server for CPU, so the CPU per
+call says more about the server than the throughput does).
 Target: at least the real metastore's throughput on get_table, 3x its speed on get_partitions.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import multiprocessing
+import os
 import statistics
 import subprocess
 import sys
@@ -50,6 +55,33 @@ def gluecat_client(url: str) -> Any:
     return ThriftHiveMetastore.Client(
         TBinaryProtocol.TBinaryProtocolAccelerated(TTransport.TBufferedTransport(transport))
     )
+
+
+def tcp_client(port: int) -> Any:
+    from thrift.protocol import TBinaryProtocol
+    from thrift.transport import TSocket, TTransport
+
+    from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore
+
+    transport = TTransport.TBufferedTransport(TSocket.TSocket("127.0.0.1", port))
+    transport.open()
+    return ThriftHiveMetastore.Client(TBinaryProtocol.TBinaryProtocolAccelerated(transport))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(
+    pid: int, make_client: Callable[[], Any], call: Callable[[Any], Any], clients: int, seconds: float
+) -> dict[str, float]:
+    """``drive``'s figures, with the CPU milliseconds server process ``pid`` spent per call meanwhile."""
+    before = cpu_seconds(pid)
+    figures = drive(make_client, call, clients, seconds)
+    figures["cpu_ms"] = (cpu_seconds(pid) - before) * 1000 / max(1.0, figures["rps"] * seconds)
+    return figures
 
 
 def fill(glue: Catalog, hms: Any, root: str, n: int) -> None:
@@ -193,9 +225,15 @@ def main() -> None:
             hms._iprot.trans.close()
             # gluecat serves from its own process, as the real metastore does from its JVM (in one
             # process the server and the 16 client threads would share one interpreter lock).
+            # The JVM compiles its hot paths over the first thousands of calls: warm it up, unmeasured,
+            # so its JIT's work is not counted as the calls' CPU time.
+            for call in calls.values():
+                drive(reference.client, call, 4, args.seconds)
             rows = []
+            reference_pid = reference.pid
+            theirs_by_run: dict[tuple[str, int], dict[str, float]] = {}
             for cache_mb in (256, 0):
-                port = free_port()
+                port, thrift_port = free_port(), free_port()
                 proc = subprocess.Popen(
                     [
                         sys.executable,
@@ -208,6 +246,8 @@ def main() -> None:
                         str(users_file),
                         "--port",
                         str(port),
+                        "--thrift-port",
+                        str(thrift_port),
                         "--insecure-http",
                         "--reply-cache-mb",
                         str(cache_mb),
@@ -218,26 +258,38 @@ def main() -> None:
                 try:
                     assert proc.stdout is not None and b"endpoint on" in proc.stdout.readline()
                     url = f"http://127.0.0.1:{port}/"
+                    transports: dict[str, Callable[[], Any]] = {
+                        "HTTP": functools.partial(gluecat_client, url),
+                        "TCP": functools.partial(tcp_client, thrift_port),
+                    }
                     for name, call in calls.items():
                         for clients in (1, 16):
-                            ours = drive(lambda url=url: gluecat_client(url), call, clients, args.seconds)
-                            theirs = drive(reference.client, call, clients, args.seconds)
-                            label = name if cache_mb else f"{name}, no reply cache"
-                            rows.append((label, clients, ours, theirs))
+                            if (name, clients) not in theirs_by_run:
+                                theirs_by_run[name, clients] = measured(
+                                    reference_pid, reference.client, call, clients, args.seconds
+                                )
+                            theirs = theirs_by_run[name, clients]
+                            for transport, make in transports.items():
+                                ours = measured(proc.pid, make, call, clients, args.seconds)
+                                label = f"{name} {transport}" + ("" if cache_mb else ", no reply cache")
+                                rows.append((label, clients, ours, theirs))
                 finally:
                     proc.terminate()
                     proc.wait(timeout=20)
     print(
-        f"\n{'call':42}{'clients':>8}{'gluecat req/s':>15}{'p50 ms':>9}{'p99 ms':>9}{'HMS req/s':>12}{'p50 ms':>9}{'p99 ms':>9}{'ratio':>8}"
+        f"\n{'call':46}{'clients':>8}{'gluecat req/s':>14}{'p50 ms':>8}{'p99 ms':>8}{'CPU ms':>8}"
+        f"{'HMS req/s':>11}{'p50 ms':>8}{'p99 ms':>8}{'CPU ms':>8}{'ratio':>7}{'CPU ratio':>10}"
     )
     for name, clients, ours, theirs in rows:
         print(
-            f"{name:42}{clients:>8}{ours['rps']:>15.0f}{ours['p50']:>9.2f}{ours['p99']:>9.2f}"
-            f"{theirs['rps']:>12.0f}{theirs['p50']:>9.2f}{theirs['p99']:>9.2f}{ours['rps'] / theirs['rps']:>7.2f}x"
+            f"{name:46}{clients:>8}{ours['rps']:>14.0f}{ours['p50']:>8.2f}{ours['p99']:>8.2f}{ours['cpu_ms']:>8.2f}"
+            f"{theirs['rps']:>11.0f}{theirs['p50']:>8.2f}{theirs['p99']:>8.2f}{theirs['cpu_ms']:>8.2f}"
+            f"{ours['rps'] / theirs['rps']:>6.2f}x{theirs['cpu_ms'] / max(ours['cpu_ms'], 1e-9):>9.2f}x"
         )
     print("\ntargets: get_table throughput >= 1x the real metastore's; get_partitions >= 3x")
     print(
-        "(gluecat reuses encoded replies while the warehouse is unchanged; the no-cache rows encode every reply)"
+        "(gluecat reuses encoded replies while the warehouse is unchanged; the no-cache rows encode every reply;"
+        "\n CPU ms: the server process's CPU time per call; CPU ratio: the real metastore's over gluecat's)"
     )
 
 

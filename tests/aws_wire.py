@@ -14,6 +14,7 @@ from botocore.config import Config
 
 from gluecat.aws import keys
 from gluecat.aws.endpoint import AwsEndpoint
+from gluecat.aws.route import aws_route
 from gluecat.hms.server import HiveMetastoreServer
 
 REGION = "us-east-1"
@@ -55,7 +56,7 @@ class Served:
             credentials.users_file,
             tls_cert=str(certificate[0]),
             tls_key=str(certificate[1]),
-            aws=self.endpoint,
+            routes=[aws_route(self.endpoint)],
         ).start()
         self.url = f"https://127.0.0.1:{self.server.port}"
 

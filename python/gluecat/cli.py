@@ -1,6 +1,7 @@
 """gluecat: the operators' tools over a warehouse, and the servers of its protocols.
 
-(The first line above is ``gluecat --help``'s description.) Subsystems add their own subcommands (``gluecat serve`` and ``gluecat users`` from gluecat.hms.cli,
+(The first line above is ``gluecat --help``'s description.) Subsystems add their own subcommands
+(``gluecat serve`` and ``gluecat users`` from gluecat.serve_cli,
 ``gluecat spark-conf`` from gluecat.spark.cli) through a ``register(subparsers)`` function.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 from gluecat.api.pages import every
 from gluecat.errors import GlueError
 
-_SUBSYSTEMS = ("gluecat.hms.cli", "gluecat.spark.cli", "gluecat.demo")
+_SUBSYSTEMS = ("gluecat.serve_cli", "gluecat.spark.cli", "gluecat.demo")
 
 
 class Refused(Exception):

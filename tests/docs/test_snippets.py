@@ -65,8 +65,8 @@ from pathlib import Path
 import pytest
 
 from gluecat.cli import build_parser
-from gluecat.hms.cli import DEFAULT_PORT
 from gluecat.hms.reference import free_port
+from gluecat.serve_cli import DEFAULT_PORT
 from tests.clients import REQUIREMENTS, client_environment
 
 ROOT = Path(__file__).parents[2]

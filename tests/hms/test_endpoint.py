@@ -141,7 +141,7 @@ def test_an_unknown_method_is_a_thrift_application_exception(hms) -> None:
     from thrift.Thrift import TApplicationException
 
     with pytest.raises(TApplicationException) as err:
-        hms.get_all_functions()
+        hms.get_current_notificationEventId()
     assert err.value.type == TApplicationException.UNKNOWN_METHOD
 
 

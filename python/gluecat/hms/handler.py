@@ -1,16 +1,19 @@
-"""The nine Hive Metastore calls of the protocol document, answered from a gluecat Catalog."""
+"""The Hive Metastore calls gluecat answers from a gluecat Catalog: the nine of the protocol document,
+the other reads and the identity call stock clients make, and (hms/writes.py) their writes."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any, TypeVar
+from urllib.parse import unquote
 
 from gluecat.api.pages import READ_ATTEMPTS, every, every_database, every_table
 from gluecat.api.partition_names import partition_namer
 from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
-from gluecat.hms import mapping, patterns
+from gluecat.hms import filters, mapping, patterns
 from gluecat.hms.gen.hive_metastore import ttypes
+from gluecat.hms.writes import Writes, answers_as_hive
 
 T = TypeVar("T")
 
@@ -43,11 +46,25 @@ def _unnamable(error: InvalidInputException, kind: str, *names: str | None) -> E
     )
 
 
-class Handler:
-    """Implements ThriftHiveMetastore.Iface for the methods gluecat serves (others: UNKNOWN_METHOD)."""
+class Handler(Writes):
+    """Implements ThriftHiveMetastore.Iface for the methods gluecat serves (others: UNKNOWN_METHOD).
 
-    def __init__(self, catalog: Any) -> None:
+    ``principal`` is who the caller is: over HTTP the user Basic authentication checked; over TCP the
+    name set_ugi sent, unverified (as in Hive without Kerberos), None before it. ``known_user``, when
+    given, refuses set_ugi names it answers False for.
+    """
+
+    def __init__(
+        self,
+        catalog: Any,
+        principal: str | None = None,
+        known_user: Callable[[str], bool] | None = None,
+        set_ugi_names_caller: bool = True,
+    ) -> None:
         self.catalog = catalog
+        self.principal = principal
+        self.known_user = known_user
+        self.set_ugi_names_caller = set_ugi_names_caller
 
     # -- helpers -------------------------------------------------------------------------------
 
@@ -192,4 +209,162 @@ class Handler:
         # Hive lists partitions by name too (ORDER BY PART_NAME) and max_parts keeps the first ones:
         # the store's order (by values) differs once a value has a character Hive escapes.
         named.sort(key=lambda pair: pair[0])
-        return [mapping.partition(p, table) for _, p in named[:limit]]
+        return mapping.partitions([p for _, p in named[:limit]], table)
+
+    # -- more reads stock clients make ---------------------------------------------------------
+
+    def _values_of_name(self, table: dict[str, Any], part_name: str) -> list[str]:
+        """The values of a partition name (``k1=v1/k2=v2``, escaped as Hive escapes it), in the table's
+        key order; MetaException for a name that is not one of the table's partitions' names."""
+        keys = [k["Name"].lower() for k in table.get("PartitionKeys") or []]
+        found: dict[str, str] = {}
+        for part in (part_name or "").split("/"):
+            key, eq, value = part.partition("=")
+            if not eq:
+                raise ttypes.MetaException(message=f"Invalid partition key & values; {part_name!r}")
+            found[unquote(key).lower()] = unquote(value)
+        if sorted(found) != sorted(keys):
+            raise ttypes.MetaException(message=f"Invalid partition key & values; {part_name!r}")
+        return [found[k] for k in keys]
+
+    def _partition_list(
+        self, db_name: str, tbl_name: str, max_parts: int | None, expression: str | None = None
+    ) -> list[Any]:
+        table, parts = self._table_and_partitions(
+            db_name,
+            tbl_name,
+            lambda as_of: list(
+                every(
+                    self.catalog.get_partitions,
+                    "Partitions",
+                    DatabaseName=db_name,
+                    TableName=tbl_name,
+                    Expression=expression,
+                    QueryAsOfTime=as_of,
+                )
+            ),
+        )
+        name = partition_namer([k["Name"] for k in table.get("PartitionKeys") or []])
+        named = sorted(((name(p["Values"]), p) for p in parts), key=lambda pair: pair[0])
+        limit = None if max_parts is None or max_parts < 0 else max_parts
+        return mapping.partitions([p for _, p in named[:limit]], table)
+
+    def get_partitions_by_filter(self, db_name: str, tbl_name: str, filter: str, max_parts: int) -> list[Any]:
+        try:
+            expression = filters.expression(filter or "")
+        except filters.FilterError as e:
+            raise ttypes.MetaException(message=str(e)) from e
+        return self._partition_list(db_name, tbl_name, max_parts, expression or None)
+
+    def _matching_spec(self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int) -> list[Any]:
+        """Partitions whose values start with ``part_vals`` (an empty value matches any), Hive's
+        partial specification."""
+        table = self._table(db_name, tbl_name)
+        keys = table.get("PartitionKeys") or []
+        vals = list(part_vals or [])
+        if not vals or len(vals) > len(keys):
+            # Hive 2.3 builds a partition name of the given values, and refuses none or too many.
+            raise ttypes.MetaException(message=f"Invalid partition key & values; values {vals}")
+        clauses = [
+            f"{k['Name']} = '{v.replace(chr(39), chr(39) * 2)}'"
+            for k, v in zip(keys, vals, strict=False)
+            if v and k.get("Type", "string").lower().split("(")[0] in ("string", "varchar", "char")
+        ]
+        parts = self._partition_list(db_name, tbl_name, -1, " AND ".join(clauses) or None)
+        chosen = [p for p in parts if all(not v or v == pv for v, pv in zip(vals, p.values, strict=False))]
+        return chosen if max_parts is None or max_parts < 0 else chosen[:max_parts]
+
+    def get_partitions_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[Any]:
+        return self._matching_spec(db_name, tbl_name, part_vals, max_parts)
+
+    def get_partitions_ps_with_auth(
+        self,
+        db_name: str,
+        tbl_name: str,
+        part_vals: list[str],
+        max_parts: int,
+        user_name: str,
+        group_names: list[str],
+    ) -> list[Any]:
+        return self._matching_spec(db_name, tbl_name, part_vals, max_parts)
+
+    def get_partitions_with_auth(
+        self, db_name: str, tbl_name: str, max_parts: int, user_name: str, group_names: list[str]
+    ) -> list[Any]:
+        return self.get_partitions(db_name, tbl_name, max_parts)
+
+    def get_partition_names_ps(
+        self, db_name: str, tbl_name: str, part_vals: list[str], max_parts: int
+    ) -> list[str]:
+        table = self._table(db_name, tbl_name)
+        name = partition_namer([k["Name"] for k in table.get("PartitionKeys") or []])
+        return [name(p.values) for p in self._matching_spec(db_name, tbl_name, part_vals, max_parts)]
+
+    @answers_as_hive()
+    def get_partition(self, db_name: str, tbl_name: str, part_vals: list[str]) -> Any:
+        table = self._table(db_name, tbl_name)
+        return self._read_partition(table, list(part_vals or []))
+
+    def get_partition_with_auth(
+        self, db_name: str, tbl_name: str, part_vals: list[str], user_name: str, group_names: list[str]
+    ) -> Any:
+        return self.get_partition(db_name, tbl_name, part_vals)
+
+    @answers_as_hive()
+    def get_partition_by_name(self, db_name: str, tbl_name: str, part_name: str) -> Any:
+        table = self._table(db_name, tbl_name)
+        return self._read_partition(table, self._values_of_name(table, part_name))
+
+    @answers_as_hive()
+    def get_partitions_by_names(self, db_name: str, tbl_name: str, names: list[str]) -> list[Any]:
+        table = self._table(db_name, tbl_name)
+        wanted = [self._values_of_name(table, n) for n in names or []]
+        return mapping.partitions(self._existing(db_name, tbl_name, wanted), table)
+
+    @answers_as_hive()
+    def get_table_objects_by_name(self, dbname: str, tbl_names: list[str]) -> list[Any]:
+        out = []
+        for name in tbl_names or []:
+            try:
+                out.append(self.get_table(dbname, name))
+            except ttypes.NoSuchObjectException:
+                continue  # Hive leaves out the names it does not have
+        return out
+
+    def get_table_objects_by_name_req(self, req: Any) -> Any:
+        return ttypes.GetTablesResult(tables=self.get_table_objects_by_name(req.dbName, req.tblNames))
+
+    def get_functions(self, dbName: str, pattern: str) -> list[str]:
+        return []  # gluecat keeps no user-defined functions
+
+    def get_all_functions(self) -> Any:
+        return ttypes.GetAllFunctionsResponse(functions=[])
+
+    # -- identity and the connection ---------------------------------------------------------------
+
+    def set_ugi(self, user_name: str, group_names: list[str]) -> list[str]:
+        """The caller's user name becomes its principal (unverified); with ``known_user``, a name
+        the users file does not have is refused."""
+        if not user_name:
+            raise ttypes.MetaException(message="set_ugi: user_name is empty")
+        if self.known_user is not None and not self.known_user(user_name):
+            raise ttypes.MetaException(
+                message=f"set_ugi: user {user_name!r} is not one of the server's users"
+            )
+        if self.set_ugi_names_caller:
+            self.principal = user_name
+        return list(group_names or [])  # as Hive 2.3's metastore answers it
+
+    def shutdown(self) -> None:
+        """fb303's oneway shutdown: clients send it when they close; the server goes on serving."""
+
+    def getStatus(self) -> int:
+        return 2  # fb303's ALIVE
+
+    def getName(self) -> str:
+        return "gluecat"
+
+    def getVersion(self) -> str:
+        return "2.3.10"

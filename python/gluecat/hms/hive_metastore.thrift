@@ -1174,7 +1174,9 @@ GetTablesResult get_table_objects_by_name_req(1:GetTablesRequest req)
 // The filter string
 // @param max_tables
 // The maximum number of tables returned
-// @return A list of table names that match the desired filter list<string> get_table_names_by_filter(1:string dbname, 2:string filter, 3:i16 max_tables=- 1) throws (1:MetaException o1, 2:InvalidOperationException o2, 3:UnknownDBException o3)
+// @return A list of table names that match the desired filter
+  list<string> get_table_names_by_filter(1:string dbname, 2:string filter, 3:i16 max_tables=-1)
+                       throws (1:MetaException o1, 2:InvalidOperationException o2, 3:UnknownDBException o3)
 
 
 
@@ -1295,7 +1297,10 @@ max_parts=-1)
     2:string tbl_name, 3:list<string> part_vals, 4:i16 max_parts=-1)
         throws(1:MetaException o1, 2:NoSuchObjectException o2)
 
-    // get the partitions matching the given partition filter list<Partition> get_partitions_by_filter(1:string db name 2:string tbl_name 3:string filter, 4:i16 max_parts=-1) throws(1:MetaException o1, 2:NoSuchObjectException o2)
+    // get the partitions matching the given partition filter
+    list<Partition> get_partitions_by_filter(1:string db_name 2:string tbl_name
+    3:string filter, 4:i16 max_parts=-1)
+        throws(1:MetaException o1, 2:NoSuchObjectException o2)
 
     // List partitions as PartitionSpec instances.
     list<PartitionSpec> get_part_specs_by_filter(1:string db_name 2:string tbl_name

@@ -34,36 +34,73 @@ def field_schema(column: dict[str, Any]) -> Any:
     )
 
 
+def _columns(columns: list[dict[str, Any]], memo: dict[Any, Any] | None) -> list[Any]:
+    if memo is None:
+        return [field_schema(c) for c in columns]
+    key = tuple((c["Name"], c.get("Type"), c.get("Comment")) for c in columns)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = [field_schema(c) for c in columns]
+    return found
+
+
 def storage_descriptor(
-    sd: dict[str, Any] | None, fallback_columns: list[dict[str, Any]] | None = None
+    sd: dict[str, Any] | None,
+    fallback_columns: list[dict[str, Any]] | None = None,
+    memo: dict[Any, Any] | None = None,
 ) -> Any:
+    """``memo``: where the column lists of many descriptors of one reply are built once and shared
+    (a thousand partitions have the same few); their structures are then read, never changed."""
     sd = sd or {}
     serde = sd.get("SerdeInfo") or {}
     skewed = sd.get("SkewedInfo") or {}
     given = sd.get("Columns")
-    columns: list[dict[str, Any]] = list(given) if given is not None else list(fallback_columns or [])
+    columns: list[dict[str, Any]] = given if given is not None else (fallback_columns or [])
+    sort = sd.get("SortColumns")
     return ttypes.StorageDescriptor(
-        cols=[field_schema(c) for c in columns],
+        cols=_columns(columns, memo),
         location=sd.get("Location"),
         inputFormat=sd.get("InputFormat"),
         outputFormat=sd.get("OutputFormat"),
         compressed=bool(sd.get("Compressed", False)),
         numBuckets=sd.get("NumberOfBuckets", -1),
-        serdeInfo=ttypes.SerDeInfo(
-            name=serde.get("Name"),
-            serializationLib=serde.get("SerializationLibrary"),
-            parameters=dict(serde.get("Parameters") or {}),
-        ),
-        bucketCols=list(sd.get("BucketColumns") or []),
-        sortCols=[ttypes.Order(col=o["Column"], order=o["SortOrder"]) for o in sd.get("SortColumns") or []],
-        parameters=dict(sd.get("Parameters") or {}),
-        skewedInfo=ttypes.SkewedInfo(
-            skewedColNames=list(skewed.get("SkewedColumnNames") or []),
-            skewedColValues=[[v] for v in skewed.get("SkewedColumnValues") or []],
-            skewedColValueLocationMaps={},
-        ),
+        serdeInfo=_shared(memo, _serde, serde),
+        bucketCols=list(sd.get("BucketColumns") or ()),
+        sortCols=[ttypes.Order(col=o["Column"], order=o["SortOrder"]) for o in sort] if sort else [],
+        parameters=dict(sd.get("Parameters") or ()),
+        skewedInfo=_shared(memo, _skewed, skewed),
         storedAsSubDirectories=bool(sd.get("StoredAsSubDirectories", False)),
     )
+
+
+def _serde(serde: dict[str, Any]) -> Any:
+    return ttypes.SerDeInfo(
+        name=serde.get("Name"),
+        serializationLib=serde.get("SerializationLibrary"),
+        parameters=dict(serde.get("Parameters") or ()),
+    )
+
+
+def _skewed(skewed: dict[str, Any]) -> Any:
+    return ttypes.SkewedInfo(
+        skewedColNames=list(skewed.get("SkewedColumnNames") or ()),
+        skewedColValues=[[v] for v in skewed.get("SkewedColumnValues") or ()],
+        skewedColValueLocationMaps={},
+    )
+
+
+def _shared(memo: dict[Any, Any] | None, build: Any, doc: dict[str, Any]) -> Any:
+    """``build(doc)``, built once per reply for equal ``doc``s when there is a memo."""
+    if memo is None:
+        return build(doc)
+    try:
+        key = (build, repr(sorted(doc.items())))
+    except TypeError:
+        return build(doc)
+    found = memo.get(key)
+    if found is None:
+        found = memo[key] = build(doc)
+    return found
 
 
 def database(db: dict[str, Any]) -> Any:
@@ -119,7 +156,7 @@ def effective_partition_sd(p: dict[str, Any], table_doc: dict[str, Any]) -> dict
     only); the table's format and SerDe then apply, and its folder is the Hive path under the table's
     location. A Hive client must be told the same, not an empty SerDe or no location."""
     table_sd = table_doc.get("StorageDescriptor") or {}
-    sd = dict(p.get("StorageDescriptor") or {})
+    sd = dict(p.get("StorageDescriptor") or ())
     for field in ("InputFormat", "OutputFormat", "SerdeInfo"):
         if not sd.get(field) and table_sd.get(field):
             sd[field] = table_sd[field]
@@ -129,7 +166,7 @@ def effective_partition_sd(p: dict[str, Any], table_doc: dict[str, Any]) -> dict
     return sd
 
 
-def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> Any:
+def partition(p: dict[str, Any], table_doc: dict[str, Any], memo: dict[Any, Any] | None = None) -> Any:
     columns = (table_doc.get("StorageDescriptor") or {}).get("Columns")
     return ttypes.Partition(
         values=list(p["Values"]),
@@ -137,6 +174,46 @@ def partition(p: dict[str, Any], table_doc: dict[str, Any]) -> Any:
         tableName=p["TableName"],
         createTime=seconds(p.get("CreationTime")),
         lastAccessTime=seconds(p.get("LastAccessTime")),
-        sd=storage_descriptor(effective_partition_sd(p, table_doc), fallback_columns=columns),
+        sd=storage_descriptor(effective_partition_sd(p, table_doc), fallback_columns=columns, memo=memo),
         parameters=dict(p.get("Parameters") or {}),
     )
+
+
+def partitions(parts: list[dict[str, Any]], table_doc: dict[str, Any]) -> list[Any]:
+    """``partition`` of each, for one reply. The partitions of a table mostly have one descriptor but
+    for its location: each distinct rest is built once, and each partition's descriptor is a shallow
+    copy of it with its own location (their structures are then read and encoded, never changed)."""
+    memo: dict[Any, Any] = {}
+    templates: dict[str, Any] = {}
+    columns = (table_doc.get("StorageDescriptor") or {}).get("Columns")
+    new_sd = ttypes.StorageDescriptor.__new__
+    sd_class = ttypes.StorageDescriptor
+    out = []
+    last_doc: dict[str, Any] | None = None
+    template: Any = None
+    for p in parts:
+        sd_doc = effective_partition_sd(p, table_doc)
+        location = sd_doc.pop("Location", None)
+        # Neighbours mostly share the rest: one comparison (in C) instead of a key each.
+        if sd_doc != last_doc:
+            key = repr(sd_doc)
+            template = templates.get(key)
+            if template is None:
+                template = templates[key] = storage_descriptor(sd_doc, fallback_columns=columns, memo=memo)
+            last_doc = sd_doc
+        sd = new_sd(sd_class)
+        sd.__dict__.update(template.__dict__)
+        sd.location = location
+        parameters = p.get("Parameters")
+        out.append(
+            ttypes.Partition(
+                values=list(p["Values"]),
+                dbName=p["DatabaseName"],
+                tableName=p["TableName"],
+                createTime=seconds(p.get("CreationTime")),
+                lastAccessTime=seconds(p.get("LastAccessTime")),
+                sd=sd,
+                parameters=dict(parameters) if parameters else {},
+            )
+        )
+    return out

@@ -80,6 +80,11 @@ class ReferenceMetastore:
                     raise RuntimeError(f"the Hive Metastore did not start:\n{tail}") from None
                 time.sleep(0.5)
 
+    @property
+    def pid(self) -> int:
+        assert self._proc is not None
+        return self._proc.pid
+
     def client(self) -> Any:
         """A ThriftHiveMetastore client on a new connection (close it with ``client._iprot.trans.close()``)."""
         from thrift.protocol import TBinaryProtocol

@@ -1,8 +1,9 @@
-"""``gluecat serve``: Hive Metastore Thrift calls over HTTP(S) POST with Basic authentication, and on
-the same port, when given one, the AWS Glue and Lake Formation APIs.
+"""The Hive Metastore's HTTP(S) route (Thrift calls POSTed with Basic authentication), and
+``HiveMetastoreServer``, a server of that route alone.
 
 The connections, TLS, deadlines and limits are serving/http.py's; the Thrift calls are
-hms/thrift_endpoint.py's, the AWS ones gluecat/aws's; this module puts them together as routes.
+hms/thrift_endpoint.py's. ``gluecat serve`` puts this route beside the AWS APIs' and the TCP endpoint
+(gluecat/server.py).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import socket
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from gluecat.hms import replies
 from gluecat.hms.thrift_endpoint import BINARY_TYPE, JSON_TYPE, ThriftEndpoint
@@ -19,17 +20,28 @@ from gluecat.serving.basic_auth import Authenticator
 from gluecat.serving.http import HttpServer, Limits, Request
 from gluecat.serving.router import Denied, Route, Router
 
-if TYPE_CHECKING:
-    from gluecat.aws.endpoint import AwsEndpoint
-
-__all__ = ["BINARY_TYPE", "JSON_TYPE", "MAX_BODY", "HiveMetastoreServer", "Limits"]
+__all__ = ["BINARY_TYPE", "JSON_TYPE", "MAX_BODY", "HiveMetastoreServer", "Limits", "hms_route"]
 
 MAX_BODY = Limits().max_body_bytes
 
 
+def hms_route(endpoint: ThriftEndpoint, auth: Authenticator, path: str) -> Route:
+    """Thrift calls POSTed to ``path``, from users Basic authentication accepts."""
+
+    def authenticate(request: Request) -> str | Denied:
+        return auth.verdict(request.headers.get("Authorization"), request.client[0])
+
+    return Route(
+        matches=lambda request: request.path == path,
+        authenticate=authenticate,
+        handle=endpoint,
+        challenge={"WWW-Authenticate": 'Basic realm="gluecat"'},
+    )
+
+
 class HiveMetastoreServer:
-    """A running endpoint; ``port`` is the bound port (useful with port 0). Given ``aws``, the same
-    port also answers the AWS Glue and Lake Formation APIs (the requests ``aws.accepts``)."""
+    """A running HTTP(S) endpoint of the Hive Metastore route, and of ``routes`` before it when given;
+    ``port`` is the bound port (useful with port 0)."""
 
     def __init__(
         self,
@@ -43,23 +55,12 @@ class HiveMetastoreServer:
         tls_key: str | None = None,
         reply_cache_bytes: int = replies.MAX_BYTES,
         limits: Limits | None = None,
-        aws: AwsEndpoint | None = None,
+        routes: list[Route] | None = None,
     ) -> None:
         self.auth = Authenticator(Path(users_file))
         self.endpoint = ThriftEndpoint(catalog, reply_cache_bytes)
         self.processor = self.endpoint.processor
-        route = Route(
-            matches=lambda request: request.path == path,
-            authenticate=self._authenticate,
-            handle=self.endpoint,
-            challenge={"WWW-Authenticate": 'Basic realm="gluecat"'},
-        )
-        routes = [route]
-        if aws is not None:
-            from gluecat.aws.route import aws_route
-
-            routes.insert(0, aws_route(aws))
-        router = Router(routes)
+        router = Router([*(routes or []), hms_route(self.endpoint, self.auth, path)])
         context = tls_settings.server_context(tls_cert, tls_key) if tls_cert is not None else None
         sock = socket.create_server((host, port), backlog=1024)
         self.http = HttpServer(sock, router, limits, context, early=router.early)
@@ -68,9 +69,6 @@ class HiveMetastoreServer:
         self.port = int(sock.getsockname()[1])
         self.path = path
         self._thread: threading.Thread | None = None
-
-    def _authenticate(self, request: Request) -> str | Denied:
-        return self.auth.verdict(request.headers.get("Authorization"), request.client[0])
 
     @property
     def url(self) -> str:

@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
 from thrift.protocol.TProtocol import TProtocolException
-from thrift.Thrift import TApplicationException, TMessageType
+from thrift.Thrift import TApplicationException, TMessageType, TType
 from thrift.transport import TTransport
 
 from gluecat.errors import GlueError
@@ -30,6 +30,7 @@ JSON_TYPE = "application/vnd.apache.thrift.json"
 BINARY_TYPE = "application/x-thrift"
 
 SERVED = (
+    # The nine of the protocol document.
     "get_all_databases",
     "get_databases",
     "get_database",
@@ -39,6 +40,50 @@ SERVED = (
     "get_tables_by_type",
     "get_partition_names",
     "get_partitions",
+    # The other reads stock clients make (Spark's Hive support, Hive, Trino).
+    "get_partitions_by_filter",
+    "get_partitions_ps",
+    "get_partitions_ps_with_auth",
+    "get_partitions_with_auth",
+    "get_partition_names_ps",
+    "get_partition",
+    "get_partition_with_auth",
+    "get_partition_by_name",
+    "get_partitions_by_names",
+    "get_table_objects_by_name",
+    "get_table_objects_by_name_req",
+    "get_functions",
+    "get_all_functions",
+    # Their writes (hms/writes.py).
+    "create_database",
+    "alter_database",
+    "drop_database",
+    "create_table",
+    "create_table_with_environment_context",
+    "alter_table",
+    "alter_table_with_environment_context",
+    "alter_table_with_cascade",
+    "drop_table",
+    "drop_table_with_environment_context",
+    "add_partition",
+    "add_partition_with_environment_context",
+    "add_partitions",
+    "add_partitions_req",
+    "alter_partition",
+    "alter_partition_with_environment_context",
+    "alter_partitions",
+    "alter_partitions_with_environment_context",
+    "rename_partition",
+    "drop_partition",
+    "drop_partition_with_environment_context",
+    "drop_partition_by_name",
+    "drop_partition_by_name_with_environment_context",
+    # Identity, and fb303's calls.
+    "set_ugi",
+    "shutdown",
+    "getStatus",
+    "getName",
+    "getVersion",
 )
 
 # The calls whose replies are cached, with their argument fields in the handler's parameter order.
@@ -83,13 +128,40 @@ class Processor(ThriftHiveMetastore.Processor):
 
     _processMap: dict[str, Any]
 
-    def __init__(self, handler: Handler, reply_cache_bytes: int = replies.MAX_BYTES) -> None:
+    def __init__(
+        self,
+        handler: Handler,
+        reply_cache_bytes: int = replies.MAX_BYTES,
+        cache: replies.ReplyCache | None = None,
+        require_principal: bool = False,
+    ) -> None:
         super().__init__(handler)
         self._processMap = {name: self._processMap[name] for name in SERVED}
         if reply_cache_bytes > 0:
             for name, fields in CACHED.items():
                 self._processMap[name] = functools.partial(Processor._cached, name=name, fields=fields)
-        self.replies = replies.ReplyCache(reply_cache_bytes)
+        self.replies = cache if cache is not None else replies.ReplyCache(reply_cache_bytes)
+        self.require_principal = require_principal
+        """Refuse every call but set_ugi until set_ugi has named a caller."""
+
+    def process(self, iprot: Any, oprot: Any) -> bool | None:
+        name, kind, seqid = iprot.readMessageBegin()
+        if name not in self._processMap:
+            log.info("answered UNKNOWN_METHOD to a call of %s", name[:100])
+            iprot.skip(TType.STRUCT)
+            iprot.readMessageEnd()
+            error = TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Unknown function {name}")
+            _write(oprot, name, TMessageType.EXCEPTION, seqid, error)
+            return None
+        if self.require_principal and self._handler.principal is None and name != "set_ugi":
+            iprot.skip(TType.STRUCT)
+            iprot.readMessageEnd()
+            refusal = "call set_ugi with a user of the server first (it requires known users)"
+            if kind != TMessageType.ONEWAY:
+                _answer_error(oprot, name, seqid, ttypes.MetaException(message=refusal))
+            return None
+        self._processMap[name](self, seqid, iprot, oprot)
+        return True
 
     def _cached(self, seqid: int, iprot: Any, oprot: Any, *, name: str, fields: tuple[str, ...]) -> None:
         args = getattr(ThriftHiveMetastore, f"{name}_args")()
@@ -105,27 +177,34 @@ class Processor(ThriftHiveMetastore.Processor):
         try:
             replies.answer(self.replies, version, name, key, seqid, oprot, compute)
         except (ttypes.NoSuchObjectException, ttypes.MetaException) as e:
-            # Answered as the IDL declares it: the result field whose type is the exception's.
-            result = result_type()
-            for spec in result_type.thrift_spec:
-                if spec is not None and spec[3] is not None and spec[3][0] is type(e):
-                    setattr(result, spec[2], e)
-                    break
-            else:
-                raise
-            oprot.writeMessageBegin(name, TMessageType.REPLY, seqid)
-            result.write(oprot)
-            oprot.writeMessageEnd()
-            oprot.trans.flush()
+            _answer_error(oprot, name, seqid, e)
         except Exception:
             # The server's own failure, answered as the generated processor answers it for the other
             # calls: not to be taken for a malformed request (which is what escapes process()).
             log.exception("%s failed", name)
             error = TApplicationException(TApplicationException.INTERNAL_ERROR, "Internal error")
-            oprot.writeMessageBegin(name, TMessageType.EXCEPTION, seqid)
-            error.write(oprot)
-            oprot.writeMessageEnd()
-            oprot.trans.flush()
+            _write(oprot, name, TMessageType.EXCEPTION, seqid, error)
+
+
+def _write(oprot: Any, name: str, kind: int, seqid: int, body: Any) -> None:
+    oprot.writeMessageBegin(name, kind, seqid)
+    body.write(oprot)
+    oprot.writeMessageEnd()
+    oprot.trans.flush()
+
+
+def _answer_error(oprot: Any, name: str, seqid: int, error: Exception) -> None:
+    """Answers ``error`` as the IDL declares it: in the result field whose type is the error's (or,
+    where the call declares none of its type, as a TApplicationException)."""
+    result_type = getattr(ThriftHiveMetastore, f"{name}_result")
+    result = result_type()
+    for spec in result_type.thrift_spec:
+        if spec is not None and spec[3] is not None and spec[3][0] is type(error):
+            setattr(result, spec[2], error)
+            _write(oprot, name, TMessageType.REPLY, seqid, result)
+            return
+    failure = TApplicationException(TApplicationException.UNKNOWN, str(getattr(error, "message", error)))
+    _write(oprot, name, TMessageType.EXCEPTION, seqid, failure)
 
 
 def _invalid(what: str) -> TProtocolException:
@@ -204,7 +283,8 @@ class ThriftEndpoint:
     """Answers a POSTed Thrift message with the reply message."""
 
     def __init__(self, catalog: Any, reply_cache_bytes: int = replies.MAX_BYTES) -> None:
-        self.processor = Processor(Handler(catalog), reply_cache_bytes)
+        # Over HTTP each request carries its caller (Basic authentication): set_ugi names no one.
+        self.processor = Processor(Handler(catalog, set_ugi_names_caller=False), reply_cache_bytes)
 
     def __call__(self, request: Request, user: str) -> Response:
         if request.method != "POST":

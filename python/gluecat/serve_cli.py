@@ -1,9 +1,10 @@
-"""``gluecat serve`` and ``gluecat users``."""
+"""``gluecat serve`` (gluecat/server.py's servers) and ``gluecat users``."""
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
@@ -20,11 +21,14 @@ def _serve(args: argparse.Namespace) -> int:
     from gluecat import Catalog, LakeFormation
     from gluecat.aws import client_config, keys
     from gluecat.aws.endpoint import AwsEndpoint
-    from gluecat.hms.server import HiveMetastoreServer
+    from gluecat.server import Server, default_thrift_limits
     from gluecat.serving.runtime import collect_less_often, use_server_allocator
 
     if (args.tls_cert is None) != (args.tls_key is None):
         print("gluecat serve: give both --tls-cert and --tls-key", file=sys.stderr)
+        return 2
+    if args.thrift_tls and args.tls_cert is None:
+        print("gluecat serve: --thrift-tls uses --tls-cert and --tls-key: give them", file=sys.stderr)
         return 2
     if args.tls_cert is None and not args.insecure_http:
         print(
@@ -63,7 +67,18 @@ def _serve(args: argparse.Namespace) -> int:
         max_body=int(args.max_body_mb * 1024 * 1024),
         reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
     )
-    server = HiveMetastoreServer(
+    limits = Limits(
+        max_connections=args.max_connections,
+        workers=args.workers,
+        max_body_bytes=int(args.max_body_mb * 1024 * 1024),
+        handshake_timeout=args.handshake_timeout,
+        idle_timeout=args.idle_timeout,
+        request_timeout=args.request_timeout,
+    )
+    thrift_limits = default_thrift_limits(limits)
+    if args.thrift_idle_timeout is not None:
+        thrift_limits = dataclasses.replace(thrift_limits, idle_timeout=args.thrift_idle_timeout)
+    both = Server(
         catalog,
         args.users,
         host=args.host,
@@ -72,16 +87,15 @@ def _serve(args: argparse.Namespace) -> int:
         tls_cert=args.tls_cert,
         tls_key=args.tls_key,
         reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
-        limits=Limits(
-            max_connections=args.max_connections,
-            workers=args.workers,
-            max_body_bytes=int(args.max_body_mb * 1024 * 1024),
-            handshake_timeout=args.handshake_timeout,
-            idle_timeout=args.idle_timeout,
-            request_timeout=args.request_timeout,
-        ),
+        limits=limits,
         aws=aws,
+        thrift_port=args.thrift_port,
+        thrift_host=args.thrift_host,
+        thrift_tls=args.thrift_tls,
+        thrift_limits=thrift_limits,
+        thrift_require_known_users=args.thrift_require_known_users,
     )
+    server = both.http
     if not server.tls:
         print(
             "WARNING: serving over plain HTTP (--insecure-http): credentials cross the network unencrypted",
@@ -91,8 +105,14 @@ def _serve(args: argparse.Namespace) -> int:
     aws_url = f"{'https' if server.tls else 'http'}://{server.host}:{server.port}"
     ca_bundle = os.path.abspath(args.tls_cert) if args.tls_cert else None
     print("\n".join(client_config.banner(aws_url, args.region, ca_bundle, args.users)), flush=True)
+    if both.thrift_uri is not None:
+        print(
+            f"gluecat Hive Metastore Thrift endpoint on {both.thrift_uri}"
+            f"{' (TLS)' if both.thrift_tls else ''}: hive.metastore.uris={both.thrift_uri}",
+            flush=True,
+        )
     with contextlib.suppress(KeyboardInterrupt):
-        server.serve_forever()
+        both.serve_forever()
     return 0
 
 
@@ -285,6 +305,30 @@ def register(sub: Any) -> None:
         "--key-file",
         metavar="FILE",
         help="the key that encrypts the access keys' secrets (default: the users file's name + .key)",
+    )
+    p.add_argument(
+        "--thrift-port",
+        type=number(int, 0, 65535),
+        help="also serve the Hive Metastore's binary Thrift over TCP on this port, as stock Hive clients "
+        "speak it (conventionally 9083; 0: any free port)",
+    )
+    p.add_argument(
+        "--thrift-host", default="127.0.0.1", help="the TCP endpoint's address (default 127.0.0.1)"
+    )
+    p.add_argument(
+        "--thrift-tls",
+        action="store_true",
+        help="TLS on the TCP endpoint, with --tls-cert and --tls-key (for clients that support it)",
+    )
+    p.add_argument(
+        "--thrift-require-known-users",
+        action="store_true",
+        help="refuse TCP callers whose set_ugi user name is not in the users file (the name is not verified)",
+    )
+    p.add_argument(
+        "--thrift-idle-timeout",
+        type=number(float, 0.001, 1e9),
+        help="seconds a TCP connection may wait between calls (default: 600, or --idle-timeout if longer)",
     )
     p.set_defaults(func=_serve)
     u = sub.add_parser("users", help="manage the users of gluecat serve: passwords and AWS access keys")
