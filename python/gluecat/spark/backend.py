@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from gluecat import Catalog
+from gluecat import Catalog, s3_access
 from gluecat.api import shapes
 from gluecat.api.pages import every, every_database
 from gluecat.api.partition_names import partition_namer, partition_names
@@ -234,6 +234,11 @@ class Backend:
             return json.dumps({"error": "InvalidInputException", "message": str(e)})
         except Exception as e:  # a Python bug must still reach Spark as a message, not a Py4J trace
             return json.dumps({"error": "InternalServiceException", "message": f"{type(e).__name__}: {e}"})
+
+    def op_use_hadoop_settings(self, args: dict[str, Any]) -> None:
+        """The Spark application's S3A settings (``s3a``), sent when its catalog starts: the tables' files on
+        S3 are reached with them (gluecat.s3_access)."""
+        s3_access.use_hadoop_settings(args.get("s3a") or {})
 
     # -- namespaces ----------------------------------------------------------------------------------
 
