@@ -17,6 +17,7 @@ import pytest
 
 from gluecat import Catalog, s3_access
 from gluecat.errors import EntityNotFoundException
+from gluecat.spark import data_files, maintenance
 from gluecat.spark.backend import Backend
 from gluecat.spark.data_files import DataFiles, FolderMove, data_file_infos
 from tests import s3_server
@@ -292,3 +293,78 @@ def test_partition_folders_are_the_keys_spark_writes_escapes_and_spaces_included
     removal = files.plan_drop_partitions(t, [["a b"], ["x:y"]])
     files.remove(removal)
     assert files_under(s3, bucket, "db/t/") == ["p=keep/part-0"]
+
+
+def test_rows_of_a_drop_killed_after_its_commit_never_come_back(
+    cat: Catalog, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3 renames no folder, so a drop cannot hide what it deletes before its commit, as it does on a local
+    folder: it marks it (``.gluecat-dropped-<name>`` beside it). Killed after the commit, before deleting,
+    the files stay; whatever next registers or repairs a partition there, or makes a table there, deletes
+    them first instead of taking them for rows."""
+    files = DataFiles(cat)
+    t = make(cat, "t", f"s3a://{bucket}/db/t", keys=["p"])
+    for value in "abc":
+        add_partition(cat, "t", value, f"s3a://{bucket}/db/t/p={value}")
+        s3.put_object(Bucket=bucket, Key=f"db/t/p={value}/part-0", Body=b"dropped rows")
+
+    def drop_killed_after_commit(values: list[list[str]]) -> None:
+        files.hide(files.plan_drop_partitions(t, values))
+        cat.batch_delete_partition(
+            DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": v} for v in values]
+        )  # ... and the process dies before DataFiles.remove
+
+    drop_killed_after_commit([["a"], ["b"]])
+    assert files_under(s3, bucket, "db/t/") == [
+        ".gluecat-dropped-p=a",
+        ".gluecat-dropped-p=b",
+        "p=a/part-0",
+        "p=b/part-0",
+        "p=c/part-0",
+    ]
+    # MSCK REPAIR TABLE finds the folders p=a and p=b: dropped, so deleted, not registered. (It finds
+    # their marks by a listing of the table's folder where it asks about many folders: here about 2.)
+    looked_up = data_files._MARKS_LOOKED_UP
+    monkeypatch.setattr(data_files, "_MARKS_LOOKED_UP", 1)
+    assert maintenance.repair_table(cat, files, t, add=True, drop=False) == []
+    monkeypatch.setattr(data_files, "_MARKS_LOOKED_UP", looked_up)
+    assert files_under(s3, bucket, "db/t/") == ["p=c/part-0"]
+
+    drop_killed_after_commit([["c"]])
+    Backend(cat).op_create_partitions(
+        {"database": "db", "name": "t", "partitions": [["c"]], "properties": [{}]}
+    )
+    assert values(cat, "t") == [["c"]]
+    assert files_under(s3, bucket, "db/t/") == []  # registered again, empty
+
+    # A table dropped likewise does not keep a new table of its name out of its folder.
+    u = make(cat, "u", f"s3a://{bucket}/db/u")
+    s3.put_object(Bucket=bucket, Key="db/u/part-0", Body=b"dropped rows")
+    files.hide(files.plan_drop_table(u))
+    cat.delete_table(DatabaseName="db", Name="u")
+    files.check_new_managed_folder("db", "u", f"s3a://{bucket}/db/u")
+    assert s3_server.keys(s3, bucket, "db/u") == [] and files_under(s3, bucket, "db/") == []
+
+
+def test_a_drop_killed_before_its_commit_keeps_every_row(cat: Catalog, s3: Any, bucket: str) -> None:
+    files = DataFiles(cat)
+    t = make(cat, "t", f"s3a://{bucket}/db/t", keys=["p"])
+    add_partition(cat, "t", "a", f"s3a://{bucket}/db/t/p=a")
+    s3.put_object(Bucket=bucket, Key="db/t/p=a/part-0", Body=b"rows")
+    files.hide(files.plan_drop_partitions(t, [["a"]]))  # ... and the process dies before the commit
+    # The partition is still registered: its folder is in use, so only the mark goes.
+    assert files.finish_drops([f"s3a://{bucket}/db/t/p=a"]) == []
+    assert files_under(s3, bucket, "db/t/") == ["p=a/part-0"]
+
+
+def test_a_rename_killed_before_its_commit_leaves_a_copy_that_keeps_nothing_out(
+    cat: Catalog, s3: Any, bucket: str
+) -> None:
+    make(cat, "t", f"s3a://{bucket}/db/t")
+    s3.put_object(Bucket=bucket, Key="db/t/part-0", Body=b"rows")
+    FolderMove(f"s3a://{bucket}/db/t", f"s3a://{bucket}/db/u").prepare()  # ... and the process dies
+    assert files_under(s3, bucket, "db/u/") == ["part-0"]
+    # t still reads all its rows; the copy is no table's, and a table of its name starts empty. (t's mark
+    # stays until something is made in t's place: t uses its folder, so only the mark goes then.)
+    DataFiles(cat).check_new_managed_folder("db", "u", f"s3a://{bucket}/db/u")
+    assert files_under(s3, bucket, "db/") == [".gluecat-dropped-t", "t/part-0"]

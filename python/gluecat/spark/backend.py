@@ -933,6 +933,8 @@ class Backend:
             for i, name in zip(unplaced, names, strict=True):
                 _check_folder_names(table, values_list[i], name)
                 locations[i] = f"{base}/{name}"
+        # A folder a drop on an object store was killed before deleting holds dropped rows: deleted first.
+        self.files.finish_drops(loc for loc in locations if loc)
         add = []
         for values, props, location in zip(values_list, props_list, locations, strict=True):
             part = self._partition_input(table, values, location)

@@ -25,6 +25,11 @@ is ever deleted):
   replaces, moves the new ones into place, registers new partitions in one catalog commit, and only then
   deletes the replaced files. A failed job leaves nothing; a killed one never leaves a partition folder
   with old and new rows together.
+- An object store renames no folder and moves a file by a copy and a delete (gluecat.s3_access says how S3
+  is reached). There a write sets every replaced file aside before any new one comes in; a folder moving
+  across a commit (RENAME) is copied before it and deleted after it; and a drop marks each folder it
+  deletes before its commit, so that what next registers, makes, renames or repairs something in a marked
+  folder's place deletes it first, unless a table or partition uses it (the commit never happened).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import errno
+import json
 import posixpath
 import threading
 import uuid
@@ -52,9 +58,15 @@ from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
 DROPPING_PREFIX = ".gluecat-dropping-"  # a dropped table's or partition's folder, until it is deleted
+DROPPED_PREFIX = ".gluecat-dropped-"
+"""On an object store, where no folder renames: the mark beside a folder a drop deletes (``<parent>/
+.gluecat-dropped-<name>``), written before its catalog commit and deleted after the folder."""
 _FOLDER_RENAMES = ("local", "hdfs")  # file systems that rename a folder in one step
 _REPLACED = ".replaced"  # in a staging folder: the files an overwrite replaces, until its commit
 _STORE_FOLDER = "_gluecat"
+# Write jobs' folders (a governed table's: gluecat.spark.governed's TX_FOLDER_PREFIX).
+_JOB_PREFIXES = (STAGING_PREFIX, ".gluecat-tx-")
+_MARKS_LOOKED_UP = 16  # more folders of one parent than this: their marks are found by listing the parent
 _OBJECT_THREADS = 16  # an object store's requests wait on the network: copies and deletes run side by side
 _T = TypeVar("_T")
 
@@ -153,7 +165,7 @@ def _each(fs: pafs.FileSystem, work: Callable[[_T], object], items: Iterable[_T]
 
 
 def _in_staging(path: str) -> bool:
-    return any(part.startswith((STAGING_PREFIX, DROPPING_PREFIX)) for part in path.split("/"))
+    return any(part.startswith((STAGING_PREFIX, DROPPING_PREFIX, DROPPED_PREFIX)) for part in path.split("/"))
 
 
 def row_files(location: str, removed: Iterable[str] = ()) -> list[str]:
@@ -188,6 +200,79 @@ def delete_tree_except(location: str, keep: str) -> None:
         if _inside(keep_key, key):
             delete_tree_except(child, keep)
         elif info.type == pafs.FileType.Directory:
+            fs.delete_dir(info.path)
+        else:
+            fs.delete_file(info.path)
+
+
+def _marked(folders: Iterable[str]) -> list[tuple[str, pafs.FileSystem, str, dict[str, Any]]]:
+    """Those of ``folders`` (locations) that an object store's drop marked: (location, file system, path,
+    the mark's note). Marks are looked up one by one, or found by one listing of a parent when many of its
+    folders are asked about (MSCK REPAIR's)."""
+    by_parent: dict[tuple[int, str], list[tuple[str, pafs.FileSystem, str]]] = {}
+    for location in dict.fromkeys(folders):
+        fs, path = filesystem(location)
+        if not _renames_folders(fs):
+            path = path.rstrip("/")
+            by_parent.setdefault((id(fs), posixpath.dirname(path)), []).append((location, fs, path))
+    marked: list[tuple[str, pafs.FileSystem, str]] = []
+    for (_, parent), group in by_parent.items():
+        fs = group[0][1]
+        if len(group) > _MARKS_LOOKED_UP:
+            there = {i.path for i in _listing(fs, parent) if i.base_name.startswith(DROPPED_PREFIX)}
+            marked += [g for g in group if _mark_of(g[2]) in there]
+        else:
+            marked += _looked_up(fs, group)
+    found = []
+    for location, fs, path in marked:
+        try:
+            with fs.open_input_stream(_mark_of(path)) as f:
+                note = json.loads(f.read() or b"{}")
+        except (FileNotFoundError, ValueError):
+            note = {}
+        found.append((location, fs, path, note if isinstance(note, dict) else {}))
+    return found
+
+
+def _looked_up(
+    fs: pafs.FileSystem, group: list[tuple[str, pafs.FileSystem, str]]
+) -> list[tuple[str, pafs.FileSystem, str]]:
+    """Those of ``group`` whose marks are there, each looked up (a request or two, side by side)."""
+    there: set[str] = set()
+
+    def look_up(g: tuple[str, pafs.FileSystem, str]) -> None:
+        if fs.get_file_info(_mark_of(g[2])).type == pafs.FileType.File:
+            there.add(g[2])
+
+    _each(fs, look_up, group)
+    return [g for g in group if g[2] in there]
+
+
+def _marked_inside(location: str) -> list[str]:
+    """The folders inside ``location`` (a location) that an object store's drop marked."""
+    fs, path = filesystem(location)
+    if _renames_folders(fs):
+        return []
+    root = len(path.rstrip("/"))
+    return [
+        f"{location.rstrip('/')}{posixpath.dirname(info.path[root:])}/{info.base_name[len(DROPPED_PREFIX) :]}"
+        for info in _listing(fs, path, recursive=True)
+        if info.type == pafs.FileType.File and info.base_name.startswith(DROPPED_PREFIX)
+    ]
+
+
+def _delete_but_staging(fs: pafs.FileSystem, path: str) -> None:
+    """Deletes a folder and everything in it but write jobs' staging folders (``CREATE TABLE AS SELECT``,
+    run again after a killed REPLACE TABLE, stages its rows in the folder it makes the table in)."""
+    infos = _listing(fs, path)
+    if not any(i.base_name.startswith(_JOB_PREFIXES) for i in infos):
+        if fs.get_file_info(path).type != pafs.FileType.NotFound:
+            fs.delete_dir(path)
+        return
+    for info in infos:
+        if info.base_name.startswith(_JOB_PREFIXES):
+            continue
+        if info.type == pafs.FileType.Directory:
             fs.delete_dir(info.path)
         else:
             fs.delete_file(info.path)
@@ -260,17 +345,40 @@ class Removal:
     trees: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)
     within: str | None = None
+    partitions_of: dict[str, Any] | None = None
+    """The table whose partitions these are (None: whole tables' folders)."""
 
 
 @dataclass
 class Hidden:
     """A folder a drop renamed out of the way until its catalog commit is done (``within``: not the folder
-    but what it held, moved into ``at`` inside it)."""
+    but what it held, moved into ``at`` inside it); on an object store, ``at`` is its mark instead
+    (``marked``), and the folder stays where it is."""
 
     fs: pafs.FileSystem
     folder: str
     at: str
     within: bool = False
+    marked: bool = False
+
+
+def _mark_of(path: str) -> str:
+    parent, name = posixpath.split(path.rstrip("/"))
+    return f"{parent}/{DROPPED_PREFIX}{name}"
+
+
+def _mark(fs: pafs.FileSystem, path: str, partitions_of: dict[str, Any] | None) -> Hidden:
+    """Marks the folder at ``path`` as being deleted; the mark says whose partitions it holds, if any, so that
+    whoever finds it can tell whether the folder is still in use."""
+    owner = [partitions_of["DatabaseName"], partitions_of["Name"]] if partitions_of is not None else None
+    with fs.open_output_stream(_mark_of(path)) as out:
+        out.write(json.dumps({"partitions_of": owner}).encode())
+    return Hidden(fs, path, _mark_of(path), marked=True)
+
+
+def _unmark(fs: pafs.FileSystem, path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        fs.delete_file(_mark_of(path))
 
 
 class DataFiles:
@@ -390,7 +498,9 @@ class DataFiles:
         self, database: str, name: str, location: str, removed: Iterable[str] = ()
     ) -> None:
         """A managed table starts empty: files already in its folder would read as its rows (those of
-        write jobs' staging folders never do; ``removed``: folders deleted before the table is made)."""
+        write jobs' staging folders never do; ``removed``: folders deleted before the table is made). A drop
+        killed before it deleted the folder (or folders in it) on an object store is finished first."""
+        self.finish_drops([location, *_marked_inside(location)])
         if row_files(location, removed):
             raise SparkRefusal(
                 "LOCATION_ALREADY_EXISTS",
@@ -439,6 +549,7 @@ class DataFiles:
             for _, f in inside:
                 self._plan_tree(f, claims, removal)
         removal.within = folder
+        removal.partitions_of = table
         return removal
 
     def _plan_tree(self, folder: str, claims: Claims, removal: Removal) -> None:
@@ -451,14 +562,19 @@ class DataFiles:
     def remove(self, removal: Removal, keep: str | None = None, hidden: Iterable[Hidden] = ()) -> None:
         """Deletes what a plan said (and the folders ``hide`` renamed); called after the catalog commit, so
         no reader sees half a table. ``keep``: a folder inside them that stays (a REPLACE TABLE's staged
-        rows)."""
+        rows). An object store's marks go once their folders are gone."""
+        hidden = list(hidden)
         for h in hidden:
-            h.fs.delete_dir(h.at)
+            if not h.marked:
+                h.fs.delete_dir(h.at)
         for folder in removal.trees:
             if keep is None:
                 delete_tree(folder)
             else:
                 delete_tree_except(folder, keep)
+        for h in hidden:
+            if h.marked:
+                _unmark(h.fs, h.folder)
         if removal.within is not None:
             stop = folder_key(removal.within)
             for folder in removal.trees:
@@ -474,30 +590,38 @@ class DataFiles:
     def hide(self, removal: Removal) -> list[Hidden]:
         """Before a drop's catalog commit: each folder it deletes is renamed to a hidden folder beside it
         (``.gluecat-dropping-<uuid>``), where no read, MSCK REPAIR or later write of a partition or table
-        in its place finds its files, should the process die before deleting them. Only where a folder
-        renames in one step (elsewhere the folders are deleted after the commit, as Hive deletes them)."""
+        in its place finds its files, should the process die before deleting them. An object store renames
+        no folder: there each is marked instead (``.gluecat-dropped-<name>`` beside it), and whatever next
+        registers, makes or repairs something in its place deletes it first (``finish_drops``)."""
         hidden = []
+        marks = []
         for folder in removal.trees:
             fs, path = filesystem(folder)
-            if not _renames_folders(fs) or fs.get_file_info(path).type != pafs.FileType.Directory:
+            if not _renames_folders(fs):
+                marks.append((fs, path.rstrip("/")))
+                continue
+            if fs.get_file_info(path).type != pafs.FileType.Directory:
                 continue
             path = path.rstrip("/")
             at = f"{posixpath.dirname(path)}/{DROPPING_PREFIX}{uuid.uuid4()}"
             fs.move(path, at)
             hidden.append(Hidden(fs, path, at))
+        if marks:
+            made: list[Hidden] = []
+            _each(marks[0][0], lambda m: made.append(_mark(m[0], m[1], removal.partitions_of)), marks)
+            hidden += made
         return hidden
 
     def hide_except(self, removal: Removal, keep: str) -> list[Hidden]:
         """``hide`` for REPLACE TABLE, whose old folder holds the new rows' staging folder ``keep``: there
-        everything else is hidden inside the folder, in a ``.gluecat-dropping-<uuid>`` of its own."""
+        everything else is hidden inside the folder, in a ``.gluecat-dropping-<uuid>`` of its own (on an
+        object store, the folder is marked)."""
         hidden = []
         keep_key = folder_key(keep)
         for folder in removal.trees:
-            if not _inside(keep_key, folder_key(folder)):
-                hidden += self.hide(Removal(trees=[folder]))
-                continue
             fs, path = filesystem(folder)
-            if not _renames_folders(fs):
+            if not _inside(keep_key, folder_key(folder)) or not _renames_folders(fs):
+                hidden += self.hide(Removal(trees=[folder], partitions_of=removal.partitions_of))
                 continue
             path = path.rstrip("/")
             at = f"{path}/{DROPPING_PREFIX}{uuid.uuid4()}"
@@ -511,14 +635,44 @@ class DataFiles:
 
     @staticmethod
     def unhide(hidden: list[Hidden]) -> None:
-        """The drop's catalog commit failed: its folders go back."""
+        """The drop's catalog commit failed: its folders go back (an object store's marks go)."""
         for h in reversed(hidden):
+            if h.marked:
+                _unmark(h.fs, h.folder)
+                continue
             if not h.within:
                 h.fs.move(h.at, h.folder)
                 continue
             for info in h.fs.get_file_info(pafs.FileSelector(h.at)):
                 h.fs.move(info.path, f"{h.folder}/{info.base_name}")
             h.fs.delete_dir(h.at)
+
+    def finish_drops(self, folders: Iterable[str]) -> list[str]:
+        """Of ``folders`` (locations), those an object store's drop marked and did not delete (its process
+        killed after its catalog commit): each is deleted now (but the write jobs' staging folders in it),
+        unless a table or partition uses it (the commit never happened: then only the mark goes). Answers
+        the folders deleted. Nothing is marked where folders rename: no request is made there."""
+        found = _marked(folders)
+        deleted = []
+        claims: dict[str, Claims] = {}
+        for location, fs, path, note in found:
+            owner = note.get("partitions_of")
+            key = json.dumps(owner)
+            if key not in claims:
+                table = self._table_or_none(owner) if owner else None
+                claims[key] = self.claims(table=table)
+            if claims[key].overlapping(folder_key(location)) is None:
+                _delete_but_staging(fs, path)
+                deleted.append(location)
+            _unmark(fs, path)
+        return deleted
+
+    def _table_or_none(self, owner: list[str]) -> dict[str, Any] | None:
+        try:
+            table: dict[str, Any] = self.catalog.get_table(DatabaseName=owner[0], Name=owner[1])["Table"]
+        except EntityNotFoundException:
+            return None
+        return table
 
     def remove_empty_database_folder(self, database: str, folder: str) -> None:
         """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""
@@ -584,7 +738,10 @@ class DataFiles:
             return None  # another table reads it: the data stays, and the old name's folder stays taken
         new = self.default_location(database, name)
         fs, path = filesystem(new)
-        if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        taken = fs.get_file_info(path).type != pafs.FileType.NotFound
+        if taken and self.finish_drops([new]):
+            taken = fs.get_file_info(path).type != pafs.FileType.NotFound
+        if taken:
             raise SparkRefusal(
                 "LOCATION_ALREADY_EXISTS",
                 {"identifier": quoted(database, name), "location": f"'{new}'"},
@@ -613,7 +770,7 @@ class DataFiles:
         if folder_key(location) != folder_key(f"{root}/{name(values)}"):
             return None
         new = f"{root}/{name(new_values)}"
-        if has_files(new):
+        if has_files(new) and not self.finish_drops([new]):
             raise InvalidInputException(
                 f"Cannot rename partition {values} of {table['DatabaseName']}.{table['Name']} to "
                 f"{new_values}: its new folder {new} already holds files"
@@ -755,7 +912,7 @@ class DataFiles:
         inside = folder_key(managed)
         for partition in add:
             folder = partition["StorageDescriptor"]["Location"]
-            if _inside(folder_key(folder), inside) and data_files(folder):
+            if _inside(folder_key(folder), inside) and data_files(folder) and not self.finish_drops([folder]):
                 raise InvalidInputException(
                     f"Partition {partition['Values']} of {table['DatabaseName']}.{table['Name']} is new, but its "
                     f"folder {folder} holds data files that no registered partition reads (left by a partition "
@@ -805,11 +962,15 @@ class FolderMove:
     Where folders rename in one step, ``switch`` renames it (``undo`` renames it back). An object store has
     no rename (each object is copied, then deleted), so there ``prepare`` copies every object before the
     commit and ``finish`` deletes the old ones after it (``undo``: the copies go): a process killed at any
-    moment leaves every file in the folder the catalog names, never some in each.
+    moment leaves every file in the folder the catalog names, never some in each. Both folders are marked
+    meanwhile, as a drop marks what it deletes, so that the one the catalog does not name is deleted by
+    whatever next makes something in its place (``DataFiles.finish_drops``). ``partitions_of``: the table
+    whose partition folder this is.
     """
 
-    def __init__(self, old: str, new: str) -> None:
+    def __init__(self, old: str, new: str, partitions_of: dict[str, Any] | None = None) -> None:
         self.old, self.new = old, new
+        self.partitions_of = partitions_of
         self.fs, self._src = filesystem(old)
         _, self._dst = filesystem(new)
         self._src, self._dst = self._src.rstrip("/"), self._dst.rstrip("/")
@@ -820,6 +981,7 @@ class FolderMove:
         """Before the commit: on an object store, every object copied to the new folder."""
         if self.renames:
             return
+        _mark(self.fs, self._dst, self.partitions_of)
         infos = _listing(self.fs, self._src, recursive=True)
         files = [info.path for info in infos if info.type == pafs.FileType.File]
         holding = {posixpath.dirname(f) for f in files}
@@ -827,6 +989,7 @@ class FolderMove:
         empty = [i.path for i in infos if i.type == pafs.FileType.Directory and i.path not in holding]
         _each(self.fs, lambda path: self.fs.copy_file(path, self._to(path)), files)
         _each(self.fs, lambda path: self.fs.create_dir(self._to(path)), empty)  # kept, as a rename keeps them
+        _mark(self.fs, self._src, self.partitions_of)
 
     def _to(self, path: str) -> str:
         return self._dst + path[len(self._src) :]
@@ -843,6 +1006,8 @@ class FolderMove:
         """After the commit: on an object store, the old objects deleted."""
         if not self.renames:
             delete_tree(self.old)
+            _unmark(self.fs, self._src)
+            _unmark(self.fs, self._dst)
 
     def undo(self) -> None:
         """The commit failed: the folder as it was."""
@@ -852,6 +1017,8 @@ class FolderMove:
                 self._switched = False
         else:
             delete_tree(self.new)
+            _unmark(self.fs, self._dst)
+            _unmark(self.fs, self._src)
 
     def stranded(self, error: BaseException) -> str:
         """What ``undo`` failing with ``error`` left, and what to do about it."""

@@ -100,6 +100,9 @@ def repair_table(
             for folder in skipped
         ]
         new = [(v, f) for v, f in found if tuple(v) not in registered]
+        # Folders a drop on an object store was killed before deleting: gone now, not registered.
+        dropped = set(files.finish_drops(f for _, f in new))
+        new = [(v, f) for v, f in new if f not in dropped]
         sd = dict(table.get("StorageDescriptor") or {})
         for start in range(0, len(new), _BATCH):
             chunk = new[start : start + _BATCH]
@@ -195,7 +198,8 @@ def rename_partition(
     }
     if got.get("Parameters"):
         part["Parameters"] = got["Parameters"]
-    moving = FolderMove(*move) if move is not None and folder_key(move[0]) != folder_key(move[1]) else None
+    renames = move is not None and folder_key(move[0]) != folder_key(move[1])
+    moving = FolderMove(*move, partitions_of=table) if move is not None and renames else None
     if moving is not None:
         moving.prepare()
     try:
