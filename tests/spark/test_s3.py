@@ -111,7 +111,12 @@ def s3() -> Iterator[Any]:
 def app(s3: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkApp]:
     folder = tmp_path_factory.mktemp("s3-app")
     started = time.monotonic()
-    application = SparkApp(folder / "warehouse", s3_server.s3a_settings(s3.endpoint), folder / "spark.log")
+    settings = {
+        **s3_server.s3a_settings(s3.endpoint),
+        # Glue's own spelling of a location (crawlers, Athena): s3://, read through S3A as well.
+        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+    }
+    application = SparkApp(folder / "warehouse", settings, folder / "spark.log")
     print(f"Spark application with S3A started in {time.monotonic() - started:.1f} s")
     yield application
     application.stop()
@@ -202,6 +207,11 @@ def test_rename_drop_and_truncate_move_and_delete_managed_data_and_keep_external
         app.sql(f"TRUNCATE TABLE {ext}")
     app.sql(f"DROP TABLE {ext} PURGE")
     assert len(files(s3, f"{ns}-external/ext/")) == 1  # external data stays, PURGE too
+    # A table registered at an s3:// location, as Glue's crawlers register them: the same objects.
+    app.sql(f"CREATE TABLE {ext} (v INT) USING parquet LOCATION 's3://{BUCKET}/{ns}-external/ext'")
+    app.sql(f"INSERT OVERWRITE {ext} VALUES (8)")
+    assert app.sql(f"SELECT * FROM {ext}") == [(8,)]
+    assert len(files(s3, f"{ns}-external/ext/")) == 1
     app.sql(f"DROP TABLE {moved}")
     assert s3_server.keys(s3, BUCKET, f"{ns}/moved/") == []
 
