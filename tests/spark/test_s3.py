@@ -172,9 +172,18 @@ def test_writes_and_overwrites_of_a_partitioned_table_leave_exactly_its_rows_fil
     assert s3_server.keys(s3, BUCKET, f"{ns}/t/p=a") == []
     assert [k for k in s3_server.keys(s3, BUCKET, f"{ns}/") if ".gluecat-staging-" in k] == []
 
-    app.sql(f"CREATE TABLE glue.{ns}.copy USING parquet AS SELECT * FROM {t}")
-    assert app.sql(f"SELECT v, p FROM glue.{ns}.copy") == [(40, "d")]
-    assert len(files(s3, f"{ns}/copy/")) >= 1
+    copy = f"glue.{ns}.copy"
+    app.sql(f"CREATE TABLE {copy} USING parquet AS SELECT * FROM {t}")
+    assert app.sql(f"SELECT v, p FROM {copy}") == [(40, "d")]
+    # REPLACE TABLE stages the new rows in the old table's folder, and deletes only the old ones.
+    old = files(s3, f"{ns}/copy/")
+    app.sql(f"CREATE OR REPLACE TABLE {copy} USING parquet AS SELECT v + 1 AS v FROM {t}")
+    assert app.sql(f"SELECT * FROM {copy}") == [(41,)]
+    new = files(s3, f"{ns}/copy/")
+    assert new and not set(new) & set(old)
+    assert not [k for k in s3_server.keys(s3, BUCKET, f"{ns}/") if ".gluecat-dropped-" in k]
+    app.sql(f"TRUNCATE TABLE {copy}")
+    assert app.sql(f"SELECT * FROM {copy}") == [] and files(s3, f"{ns}/copy/") == []
 
 
 def test_rename_drop_and_truncate_move_and_delete_managed_data_and_keep_external_data(
@@ -188,7 +197,7 @@ def test_rename_drop_and_truncate_move_and_delete_managed_data_and_keep_external
     assert folders(s3, f"{ns}/moved/") == ["p=a", "p=b", "p=c"]
     moved = f"glue.{ns}.moved"
     app.sql(f"ALTER TABLE {moved} PARTITION (p = 'a') RENAME TO PARTITION (p = 'z')")
-    app.sql(f"ALTER TABLE {moved} DROP PARTITION (p = 'b')")
+    app.sql(f"ALTER TABLE {moved} DROP PARTITION (p = 'b') PURGE")
     app.sql(f"TRUNCATE TABLE {moved} PARTITION (p = 'c')")
     assert app.sql(f"SELECT v, p FROM {moved}") == [(1, "z")]
     assert folders(s3, f"{ns}/moved/") == ["p=z"]
