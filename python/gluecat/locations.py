@@ -11,8 +11,11 @@ slash. Other URIs are compared as written (``..`` is an ordinary key segment in 
 from __future__ import annotations
 
 import os
+from urllib.parse import unquote
 
 import pyarrow.fs as pafs
+
+from gluecat import s3_access
 
 
 def _s3(location: str) -> str:
@@ -47,11 +50,26 @@ def canonical(location: str) -> str:
     return os.path.realpath(loc).rstrip("/") or "/"
 
 
+def _s3_path(location: str) -> str | None:
+    """``<bucket>/<key>`` of an ``s3://`` location, its characters as they are; None for anything else."""
+    if not location.startswith("s3://"):
+        return None
+    return location[len("s3://") :].rstrip("/")
+
+
+def _s3_filesystem(path: str) -> tuple[pafs.FileSystem, str]:
+    """S3, configured as gluecat.s3_access says (Spark's S3A settings, else the AWS chain)."""
+    return s3_access.filesystem(path.split("/", 1)[0]), path
+
+
 def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     """The file system and path that ``location`` names, read as ``canonical`` reads it: a URI (``file:``
     too) through pyarrow, percent-escapes decoded; a local path as it is, made absolute (a ``%2E%2E`` in
     it is a folder of that name, not its parent)."""
     location = _s3(location)
+    s3 = _s3_path(location.split("?", 1)[0].split("#", 1)[0])
+    if s3 is not None:
+        return _s3_filesystem(unquote(s3))
     if "://" in location or location.startswith("file:"):
         return pafs.FileSystem.from_uri(location)
     return pafs.LocalFileSystem(), os.path.abspath(location)
@@ -59,11 +77,15 @@ def filesystem(location: str) -> tuple[pafs.FileSystem, str]:
 
 def hadoop_filesystem(location: str) -> tuple[pafs.FileSystem, str]:
     """The file system and path of a location as Hadoop (Spark) reads it, where it writes a table's files:
-    a ``file:`` URI's path taken as it is (``k=a%3Ab`` is a folder of that name, as Spark names the
-    folder of the value ``a:b``), otherwise as ``filesystem`` reads it."""
+    a ``file:`` URI's path, or an ``s3a://`` location's key, taken as it is (``k=a%3Ab`` is a folder of
+    that name, as Spark names the folder of the value ``a:b``; ``k=a b`` is one too), otherwise as
+    ``filesystem`` reads it."""
     path = _hadoop_local_path(location)
     if path is not None:
         return pafs.LocalFileSystem(), os.path.abspath(path)
+    s3 = _s3_path(_s3(location))
+    if s3 is not None:
+        return _s3_filesystem(s3)
     return filesystem(location)
 
 

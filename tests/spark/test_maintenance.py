@@ -295,7 +295,7 @@ def test_analyze_does_not_revert_a_table_update_made_meanwhile_through_another_d
     spark.sql(f"CREATE TABLE {t} (a INT) USING parquet")
     spark.sql(f"INSERT INTO {t} VALUES (1)")
     glue = Catalog(str(warehouse))
-    listing = backend._file_infos
+    listing = backend.data_file_infos
 
     def list_while_another_client_updates(folder: str) -> list[Any]:
         table = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
@@ -308,7 +308,7 @@ def test_analyze_does_not_revert_a_table_update_made_meanwhile_through_another_d
         )
         return listing(folder)
 
-    monkeypatch.setattr(backend, "_file_infos", list_while_another_client_updates)
+    monkeypatch.setattr(backend, "data_file_infos", list_while_another_client_updates)
     with pytest.raises(Exception, match="ConcurrentModificationException"):
         spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS NOSCAN")
     monkeypatch.undo()
@@ -331,7 +331,7 @@ def test_analyze_does_not_write_its_statistics_into_a_table_made_under_its_name_
     spark.sql(f"CREATE TABLE {t} (a INT) USING parquet")
     spark.sql(f"INSERT INTO {t} VALUES (1)")
     glue = Catalog(str(warehouse))
-    listing = backend._file_infos
+    listing = backend.data_file_infos
 
     def list_while_another_client_makes_the_table_again(folder: str) -> list[Any]:
         read = glue.get_table(DatabaseName=ns, Name="raced")["Table"]
@@ -340,7 +340,7 @@ def test_analyze_does_not_write_its_statistics_into_a_table_made_under_its_name_
         glue.create_table(DatabaseName=ns, TableInput={**again, "Parameters": {"made_by": "boto3"}})
         return listing(folder)
 
-    monkeypatch.setattr(backend, "_file_infos", list_while_another_client_makes_the_table_again)
+    monkeypatch.setattr(backend, "data_file_infos", list_while_another_client_makes_the_table_again)
     with pytest.raises(Exception, match="ConcurrentModificationException"):
         spark.sql(f"ANALYZE TABLE {t} COMPUTE STATISTICS NOSCAN")
     monkeypatch.undo()

@@ -505,13 +505,12 @@ def test_a_rename_whose_folder_cannot_move_back_says_where_the_data_is(
 ) -> None:
     # The rename fails (another client updated the table), and moving its folder back fails too: the old
     # table would read as empty, so the error says where its files are instead of only the move's error.
-    from gluecat.spark.data_files import DataFiles
+    from gluecat.spark.data_files import DataFiles, FolderMove
 
     spark.sql(f"CREATE TABLE glue.{ns}.old (a INT) USING parquet")
     spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1)")
     glue = Catalog(str(warehouse))
-    plan, move = DataFiles.plan_rename, DataFiles.move_folder
-    moves: list[str] = []
+    plan = DataFiles.plan_rename
 
     def plan_while_another_client_updates(self: Any, table: Any, database: str, name: str) -> Any:
         current = glue.get_table(DatabaseName=ns, Name="old")["Table"]
@@ -519,18 +518,15 @@ def test_a_rename_whose_folder_cannot_move_back_says_where_the_data_is(
         glue.update_table(DatabaseName=ns, TableInput={**update, "Parameters": {"set_by": "boto3"}})
         return plan(self, table, database, name)
 
-    def move_once(old: str, new: str) -> None:
-        moves.append(new)
-        if len(moves) > 1:
-            raise OSError("the file system refused")
-        move(old, new)
+    def refused(self: FolderMove) -> None:
+        raise OSError("the file system refused")
 
     monkeypatch.setattr(DataFiles, "plan_rename", plan_while_another_client_updates)
-    monkeypatch.setattr(DataFiles, "move_folder", staticmethod(move_once))
+    monkeypatch.setattr(FolderMove, "undo", refused)
     with pytest.raises(
         Exception, match=f"could not be moved back .*its data files are in {warehouse}/{ns}.db/new"
     ):
         spark.sql(f"ALTER TABLE glue.{ns}.old RENAME TO {ns}.new")
     monkeypatch.undo()
-    move(f"{warehouse}/{ns}.db/new", f"{warehouse}/{ns}.db/old")  # by hand, as the error says
+    Path(f"{warehouse}/{ns}.db/new").rename(f"{warehouse}/{ns}.db/old")  # by hand, as the error says
     assert [tuple(r) for r in spark.sql(f"SELECT * FROM glue.{ns}.old").collect()] == [(1,)]

@@ -23,6 +23,19 @@ def jar_path() -> Path:
     return jar
 
 
+def hadoop_aws_package() -> str:
+    """The Maven coordinate of Hadoop's S3A file system (``hadoop-aws``) of the Hadoop version whose client
+    jars the installed pyspark ships, for ``spark.jars.packages``: tables on ``s3a://`` need it, and it
+    brings the AWS SDK bundle it was built with."""
+    import pyspark
+
+    jars = Path(pyspark.__file__).resolve().parent / "jars"
+    prefix = "hadoop-client-api-"
+    for jar in sorted(jars.glob(f"{prefix}*.jar")):
+        return f"org.apache.hadoop:hadoop-aws:{jar.name[len(prefix) : -len('.jar')]}"
+    raise FileNotFoundError(f"no {prefix}<version>.jar in {jars}: which Hadoop pyspark runs is unknown")
+
+
 def spark_conf(warehouse: str, name: str = "glue", python: str | None = None) -> dict[str, str]:
     """The Spark settings that mount a gluecat warehouse as catalog `name`.
 

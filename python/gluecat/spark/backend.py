@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from gluecat import Catalog
+from gluecat import Catalog, s3_access
 from gluecat.api import shapes
 from gluecat.api.pages import every, every_database
 from gluecat.api.partition_names import partition_namer, partition_names
@@ -36,9 +36,10 @@ from gluecat.locations import folder_name_problem
 from gluecat.spark import formats, maintenance, statistics, views
 from gluecat.spark.data_files import (
     DataFiles,
+    FolderMove,
     Hidden,
     Removal,
-    data_files,
+    data_file_infos,
     filesystem,
     folder_key,
     table_location,
@@ -95,21 +96,13 @@ def table_input(table: dict[str, Any]) -> dict[str, Any]:
     return {k: table[k] for k in shapes.table_input_fields() if k in table}
 
 
-def _file_infos(folder: str) -> list[Any]:
-    fs, _ = filesystem(folder)
-    return [fs.get_file_info(path) for path in data_files(folder)]
-
-
-def _move_back(move: tuple[str, str], failure: BaseException) -> None:
+def _move_back(move: FolderMove, failure: BaseException) -> None:
     """Move a renamed table's folder back after its rename failed; if that fails too, say where the old
     table's data now is rather than leave the table to read as empty without a word."""
     try:
-        DataFiles.move_folder(move[1], move[0])
+        move.undo()
     except Exception as e:
-        raise InternalServiceException(
-            f"The rename failed ({failure}), and the table's folder could not be moved back from {move[1]} "
-            f"to {move[0]} ({e}): its data files are in {move[1]}; move them back by hand"
-        ) from failure
+        raise InternalServiceException(f"The rename failed ({failure}), and {move.stranded(e)}") from failure
 
 
 def _check_folder_names(table: dict[str, Any], values: list[str], name: str) -> None:
@@ -234,6 +227,11 @@ class Backend:
             return json.dumps({"error": "InvalidInputException", "message": str(e)})
         except Exception as e:  # a Python bug must still reach Spark as a message, not a Py4J trace
             return json.dumps({"error": "InternalServiceException", "message": f"{type(e).__name__}: {e}"})
+
+    def op_use_hadoop_settings(self, args: dict[str, Any]) -> None:
+        """The Spark application's S3A settings (``s3a``), sent when its catalog starts: the tables' files on
+        S3 are reached with them (gluecat.s3_access)."""
+        s3_access.use_hadoop_settings(args.get("s3a") or {})
 
     # -- namespaces ----------------------------------------------------------------------------------
 
@@ -736,6 +734,7 @@ class Backend:
         else:  # said before the folder it would move to is found taken (by that table)
             raise AlreadyExistsException(f"Table {database}.{name} already exists")
         move = self.files.plan_rename(table, database, name)
+        moving = FolderMove(*move) if move is not None else None
 
         def relocated(sd: dict[str, Any]) -> dict[str, Any]:
             sd = dict(sd)
@@ -746,8 +745,9 @@ class Backend:
         new = table_input(table)
         new["Name"] = name
         new["StorageDescriptor"] = relocated(new.get("StorageDescriptor") or {})
-        if move is not None:
-            DataFiles.move_folder(*move)
+        if moving is not None:
+            moving.prepare()
+            moving.switch()
         try:
             self.catalog.rename_table(
                 Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
@@ -755,9 +755,11 @@ class Backend:
         except BaseException as e:
             # A commit whose outcome is unknown (its log entry may have been published) may have made the
             # new table over the moved folder: the folder moves back only while the old table is there.
-            if move is not None and self._still_there(table):
-                _move_back(move, e)
+            if moving is not None and self._still_there(table):
+                _move_back(moving, e)
             raise
+        if moving is not None:
+            moving.finish()
 
     def _still_there(self, table: dict[str, Any]) -> bool:
         """Whether ``table`` (as read) is still in the catalog; False when that cannot be told."""
@@ -947,6 +949,8 @@ class Backend:
             for i, name in zip(unplaced, names, strict=True):
                 _check_folder_names(table, values_list[i], name)
                 locations[i] = f"{base}/{name}"
+        # A folder a drop on an object store was killed before deleting holds dropped rows: deleted first.
+        self.files.finish_drops(loc for loc in locations if loc)
         add = []
         for values, props, location in zip(values_list, props_list, locations, strict=True):
             part = self._partition_input(table, values, location)
@@ -1121,7 +1125,7 @@ class Backend:
             folders = [f for _, f in self.files.partition_folders(table)]
         else:
             folders = [(table.get("StorageDescriptor") or {}).get("Location") or ""]
-        return [info.size for f in folders if f for info in _file_infos(f)]
+        return [info.size for f in folders if f for info in data_file_infos(f)]
 
     def op_analyze_table(self, args: dict[str, Any]) -> list[dict[str, str]]:
         """ANALYZE TABLE: the table's size and file count (from its folders; a governed table's from its

@@ -25,17 +25,26 @@ is ever deleted):
   replaces, moves the new ones into place, registers new partitions in one catalog commit, and only then
   deletes the replaced files. A failed job leaves nothing; a killed one never leaves a partition folder
   with old and new rows together.
+- An object store renames no folder and moves a file by a copy and a delete (gluecat.s3_access says how S3
+  is reached). There a write sets every replaced file aside before any new one comes in; a folder moving
+  across a commit (RENAME) is copied before it and deleted after it; and a drop marks each folder it
+  deletes before its commit, so that what next registers, makes, renames or repairs something in a marked
+  folder's place deletes it first, unless a table or partition uses it (the commit never happened).
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
 import errno
+import json
 import posixpath
+import threading
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
@@ -49,9 +58,17 @@ from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
 DROPPING_PREFIX = ".gluecat-dropping-"  # a dropped table's or partition's folder, until it is deleted
+DROPPED_PREFIX = ".gluecat-dropped-"
+"""On an object store, where no folder renames: the mark beside a folder a drop deletes (``<parent>/
+.gluecat-dropped-<name>``), written before its catalog commit and deleted after the folder."""
 _FOLDER_RENAMES = ("local", "hdfs")  # file systems that rename a folder in one step
 _REPLACED = ".replaced"  # in a staging folder: the files an overwrite replaces, until its commit
 _STORE_FOLDER = "_gluecat"
+# Write jobs' folders (a governed table's: gluecat.spark.governed's TX_FOLDER_PREFIX).
+_JOB_PREFIXES = (STAGING_PREFIX, ".gluecat-tx-")
+_MARKS_LOOKED_UP = 16  # more folders of one parent than this: their marks are found by listing the parent
+_OBJECT_THREADS = 16  # an object store's requests wait on the network: copies and deletes run side by side
+_T = TypeVar("_T")
 
 
 def folder_key(location: str) -> str:
@@ -97,12 +114,19 @@ def _listing(fs: pafs.FileSystem, path: str, recursive: bool = False) -> list[pa
         raise
 
 
+def _data_file_infos(fs: pafs.FileSystem, path: str) -> list[pafs.FileInfo]:
+    return [info for info in _listing(fs, path) if info.type == pafs.FileType.File and _visible(info.path)]
+
+
+def data_file_infos(location: str) -> list[pafs.FileInfo]:
+    """The data files directly in a folder (not hidden ones, not subfolders), with their sizes, from one
+    listing (on an object store, one request per thousand files rather than one per file)."""
+    return _data_file_infos(*filesystem(location))
+
+
 def data_files(location: str) -> list[str]:
     """The data files directly in a folder (not hidden ones, not subfolders), as file-system paths."""
-    fs, path = filesystem(location)
-    return [
-        info.path for info in _listing(fs, path) if info.type == pafs.FileType.File and _visible(info.path)
-    ]
+    return [info.path for info in data_file_infos(location)]
 
 
 def has_files(location: str) -> bool:
@@ -117,8 +141,31 @@ def _renames_folders(fs: pafs.FileSystem) -> bool:
     return fs.type_name in _FOLDER_RENAMES
 
 
+def _each(fs: pafs.FileSystem, work: Callable[[_T], object], items: Iterable[_T]) -> None:
+    """``work`` on every item: one after another where ``fs`` is a file system, on several threads for an
+    object store, where each is a request or two. Every item is tried; the first failure is raised after
+    the others finished, so that no copy or delete is still under way when the caller undoes them."""
+    items = list(items)
+    if _renames_folders(fs) or len(items) < 2:
+        for item in items:
+            work(item)
+        return
+    failures: list[BaseException] = []
+
+    def attempt(item: _T) -> None:
+        try:
+            work(item)
+        except BaseException as e:
+            failures.append(e)
+
+    with ThreadPoolExecutor(min(_OBJECT_THREADS, len(items))) as pool:
+        list(pool.map(attempt, items))
+    if failures:
+        raise failures[0]
+
+
 def _in_staging(path: str) -> bool:
-    return any(part.startswith((STAGING_PREFIX, DROPPING_PREFIX)) for part in path.split("/"))
+    return any(part.startswith((STAGING_PREFIX, DROPPING_PREFIX, DROPPED_PREFIX)) for part in path.split("/"))
 
 
 def row_files(location: str, removed: Iterable[str] = ()) -> list[str]:
@@ -158,10 +205,82 @@ def delete_tree_except(location: str, keep: str) -> None:
             fs.delete_file(info.path)
 
 
+def _marked(folders: Iterable[str]) -> list[tuple[str, pafs.FileSystem, str, dict[str, Any]]]:
+    """Those of ``folders`` (locations) that an object store's drop marked: (location, file system, path,
+    the mark's note). Marks are looked up one by one, or found by one listing of a parent when many of its
+    folders are asked about (MSCK REPAIR's)."""
+    by_parent: dict[tuple[int, str], list[tuple[str, pafs.FileSystem, str]]] = {}
+    for location in dict.fromkeys(folders):
+        fs, path = filesystem(location)
+        if not _renames_folders(fs):
+            path = path.rstrip("/")
+            by_parent.setdefault((id(fs), posixpath.dirname(path)), []).append((location, fs, path))
+    marked: list[tuple[str, pafs.FileSystem, str]] = []
+    for (_, parent), group in by_parent.items():
+        fs = group[0][1]
+        if len(group) > _MARKS_LOOKED_UP:
+            there = {i.path for i in _listing(fs, parent) if i.base_name.startswith(DROPPED_PREFIX)}
+            marked += [g for g in group if _mark_of(g[2]) in there]
+        else:
+            marked += _looked_up(fs, group)
+    found = []
+    for location, fs, path in marked:
+        try:
+            with fs.open_input_stream(_mark_of(path)) as f:
+                note = json.loads(f.read() or b"{}")
+        except (FileNotFoundError, ValueError):
+            note = {}
+        found.append((location, fs, path, note if isinstance(note, dict) else {}))
+    return found
+
+
+def _looked_up(
+    fs: pafs.FileSystem, group: list[tuple[str, pafs.FileSystem, str]]
+) -> list[tuple[str, pafs.FileSystem, str]]:
+    """Those of ``group`` whose marks are there, each looked up (a request or two, side by side)."""
+    there: set[str] = set()
+
+    def look_up(g: tuple[str, pafs.FileSystem, str]) -> None:
+        if fs.get_file_info(_mark_of(g[2])).type == pafs.FileType.File:
+            there.add(g[2])
+
+    _each(fs, look_up, group)
+    return [g for g in group if g[2] in there]
+
+
+def _marked_inside(location: str) -> list[str]:
+    """The folders inside ``location`` (a location) that an object store's drop marked."""
+    fs, path = filesystem(location)
+    if _renames_folders(fs):
+        return []
+    root = len(path.rstrip("/"))
+    return [
+        f"{location.rstrip('/')}{posixpath.dirname(info.path[root:])}/{info.base_name[len(DROPPED_PREFIX) :]}"
+        for info in _listing(fs, path, recursive=True)
+        if info.type == pafs.FileType.File and info.base_name.startswith(DROPPED_PREFIX)
+    ]
+
+
+def _delete_but_staging(fs: pafs.FileSystem, path: str) -> None:
+    """Deletes a folder and everything in it but write jobs' staging folders (``CREATE TABLE AS SELECT``,
+    run again after a killed REPLACE TABLE, stages its rows in the folder it makes the table in)."""
+    infos = _listing(fs, path)
+    if not any(i.base_name.startswith(_JOB_PREFIXES) for i in infos):
+        if fs.get_file_info(path).type != pafs.FileType.NotFound:
+            fs.delete_dir(path)
+        return
+    for info in infos:
+        if info.base_name.startswith(_JOB_PREFIXES):
+            continue
+        if info.type == pafs.FileType.Directory:
+            fs.delete_dir(info.path)
+        else:
+            fs.delete_file(info.path)
+
+
 def _delete_files(location: str) -> None:
     fs, _ = filesystem(location)
-    for path in data_files(location):
-        fs.delete_file(path)
+    _each(fs, fs.delete_file, data_files(location))
 
 
 def delete_tree(location: str) -> None:
@@ -226,17 +345,40 @@ class Removal:
     trees: list[str] = field(default_factory=list)
     kept: list[tuple[str, str]] = field(default_factory=list)
     within: str | None = None
+    partitions_of: dict[str, Any] | None = None
+    """The table whose partitions these are (None: whole tables' folders)."""
 
 
 @dataclass
 class Hidden:
     """A folder a drop renamed out of the way until its catalog commit is done (``within``: not the folder
-    but what it held, moved into ``at`` inside it)."""
+    but what it held, moved into ``at`` inside it); on an object store, ``at`` is its mark instead
+    (``marked``), and the folder stays where it is."""
 
     fs: pafs.FileSystem
     folder: str
     at: str
     within: bool = False
+    marked: bool = False
+
+
+def _mark_of(path: str) -> str:
+    parent, name = posixpath.split(path.rstrip("/"))
+    return f"{parent}/{DROPPED_PREFIX}{name}"
+
+
+def _mark(fs: pafs.FileSystem, path: str, partitions_of: dict[str, Any] | None) -> Hidden:
+    """Marks the folder at ``path`` as being deleted; the mark says whose partitions it holds, if any, so that
+    whoever finds it can tell whether the folder is still in use."""
+    owner = [partitions_of["DatabaseName"], partitions_of["Name"]] if partitions_of is not None else None
+    with fs.open_output_stream(_mark_of(path)) as out:
+        out.write(json.dumps({"partitions_of": owner}).encode())
+    return Hidden(fs, path, _mark_of(path), marked=True)
+
+
+def _unmark(fs: pafs.FileSystem, path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        fs.delete_file(_mark_of(path))
 
 
 class DataFiles:
@@ -356,7 +498,9 @@ class DataFiles:
         self, database: str, name: str, location: str, removed: Iterable[str] = ()
     ) -> None:
         """A managed table starts empty: files already in its folder would read as its rows (those of
-        write jobs' staging folders never do; ``removed``: folders deleted before the table is made)."""
+        write jobs' staging folders never do; ``removed``: folders deleted before the table is made). A drop
+        killed before it deleted the folder (or folders in it) on an object store is finished first."""
+        self.finish_drops([location, *_marked_inside(location)])
         if row_files(location, removed):
             raise SparkRefusal(
                 "LOCATION_ALREADY_EXISTS",
@@ -405,6 +549,7 @@ class DataFiles:
             for _, f in inside:
                 self._plan_tree(f, claims, removal)
         removal.within = folder
+        removal.partitions_of = table
         return removal
 
     def _plan_tree(self, folder: str, claims: Claims, removal: Removal) -> None:
@@ -417,14 +562,19 @@ class DataFiles:
     def remove(self, removal: Removal, keep: str | None = None, hidden: Iterable[Hidden] = ()) -> None:
         """Deletes what a plan said (and the folders ``hide`` renamed); called after the catalog commit, so
         no reader sees half a table. ``keep``: a folder inside them that stays (a REPLACE TABLE's staged
-        rows)."""
+        rows). An object store's marks go once their folders are gone."""
+        hidden = list(hidden)
         for h in hidden:
-            h.fs.delete_dir(h.at)
+            if not h.marked:
+                h.fs.delete_dir(h.at)
         for folder in removal.trees:
             if keep is None:
                 delete_tree(folder)
             else:
                 delete_tree_except(folder, keep)
+        for h in hidden:
+            if h.marked:
+                _unmark(h.fs, h.folder)
         if removal.within is not None:
             stop = folder_key(removal.within)
             for folder in removal.trees:
@@ -440,30 +590,38 @@ class DataFiles:
     def hide(self, removal: Removal) -> list[Hidden]:
         """Before a drop's catalog commit: each folder it deletes is renamed to a hidden folder beside it
         (``.gluecat-dropping-<uuid>``), where no read, MSCK REPAIR or later write of a partition or table
-        in its place finds its files, should the process die before deleting them. Only where a folder
-        renames in one step (elsewhere the folders are deleted after the commit, as Hive deletes them)."""
+        in its place finds its files, should the process die before deleting them. An object store renames
+        no folder: there each is marked instead (``.gluecat-dropped-<name>`` beside it), and whatever next
+        registers, makes or repairs something in its place deletes it first (``finish_drops``)."""
         hidden = []
+        marks = []
         for folder in removal.trees:
             fs, path = filesystem(folder)
-            if not _renames_folders(fs) or fs.get_file_info(path).type != pafs.FileType.Directory:
+            if not _renames_folders(fs):
+                marks.append((fs, path.rstrip("/")))
+                continue
+            if fs.get_file_info(path).type != pafs.FileType.Directory:
                 continue
             path = path.rstrip("/")
             at = f"{posixpath.dirname(path)}/{DROPPING_PREFIX}{uuid.uuid4()}"
             fs.move(path, at)
             hidden.append(Hidden(fs, path, at))
+        if marks:
+            made: list[Hidden] = []
+            _each(marks[0][0], lambda m: made.append(_mark(m[0], m[1], removal.partitions_of)), marks)
+            hidden += made
         return hidden
 
     def hide_except(self, removal: Removal, keep: str) -> list[Hidden]:
         """``hide`` for REPLACE TABLE, whose old folder holds the new rows' staging folder ``keep``: there
-        everything else is hidden inside the folder, in a ``.gluecat-dropping-<uuid>`` of its own."""
+        everything else is hidden inside the folder, in a ``.gluecat-dropping-<uuid>`` of its own (on an
+        object store, the folder is marked)."""
         hidden = []
         keep_key = folder_key(keep)
         for folder in removal.trees:
-            if not _inside(keep_key, folder_key(folder)):
-                hidden += self.hide(Removal(trees=[folder]))
-                continue
             fs, path = filesystem(folder)
-            if not _renames_folders(fs):
+            if not _inside(keep_key, folder_key(folder)) or not _renames_folders(fs):
+                hidden += self.hide(Removal(trees=[folder], partitions_of=removal.partitions_of))
                 continue
             path = path.rstrip("/")
             at = f"{path}/{DROPPING_PREFIX}{uuid.uuid4()}"
@@ -477,14 +635,44 @@ class DataFiles:
 
     @staticmethod
     def unhide(hidden: list[Hidden]) -> None:
-        """The drop's catalog commit failed: its folders go back."""
+        """The drop's catalog commit failed: its folders go back (an object store's marks go)."""
         for h in reversed(hidden):
+            if h.marked:
+                _unmark(h.fs, h.folder)
+                continue
             if not h.within:
                 h.fs.move(h.at, h.folder)
                 continue
             for info in h.fs.get_file_info(pafs.FileSelector(h.at)):
                 h.fs.move(info.path, f"{h.folder}/{info.base_name}")
             h.fs.delete_dir(h.at)
+
+    def finish_drops(self, folders: Iterable[str]) -> list[str]:
+        """Of ``folders`` (locations), those an object store's drop marked and did not delete (its process
+        killed after its catalog commit): each is deleted now (but the write jobs' staging folders in it),
+        unless a table or partition uses it (the commit never happened: then only the mark goes). Answers
+        the folders deleted. Nothing is marked where folders rename: no request is made there."""
+        found = _marked(folders)
+        deleted = []
+        claims: dict[str, Claims] = {}
+        for location, fs, path, note in found:
+            owner = note.get("partitions_of")
+            key = json.dumps(owner)
+            if key not in claims:
+                table = self._table_or_none(owner) if owner else None
+                claims[key] = self.claims(table=table)
+            if claims[key].overlapping(folder_key(location)) is None:
+                _delete_but_staging(fs, path)
+                deleted.append(location)
+            _unmark(fs, path)
+        return deleted
+
+    def _table_or_none(self, owner: list[str]) -> dict[str, Any] | None:
+        try:
+            table: dict[str, Any] = self.catalog.get_table(DatabaseName=owner[0], Name=owner[1])["Table"]
+        except EntityNotFoundException:
+            return None
+        return table
 
     def remove_empty_database_folder(self, database: str, folder: str) -> None:
         """Hive removes a dropped database's folder; gluecat does when nothing is left in it."""
@@ -550,7 +738,10 @@ class DataFiles:
             return None  # another table reads it: the data stays, and the old name's folder stays taken
         new = self.default_location(database, name)
         fs, path = filesystem(new)
-        if fs.get_file_info(path).type != pafs.FileType.NotFound:
+        taken = fs.get_file_info(path).type != pafs.FileType.NotFound
+        if taken and self.finish_drops([new]):
+            taken = fs.get_file_info(path).type != pafs.FileType.NotFound
+        if taken:
             raise SparkRefusal(
                 "LOCATION_ALREADY_EXISTS",
                 {"identifier": quoted(database, name), "location": f"'{new}'"},
@@ -567,16 +758,6 @@ class DataFiles:
             return location
         return new.rstrip("/") + key[len(old_key) :]
 
-    @staticmethod
-    def move_folder(old: str, new: str) -> None:
-        """Moves a folder (a rename where the file system has one)."""
-        fs, src = filesystem(old)
-        _, dst = filesystem(new)
-        if fs.get_file_info(src).type == pafs.FileType.NotFound:
-            return
-        fs.create_dir(posixpath.dirname(dst.rstrip("/")), recursive=True)
-        fs.move(src, dst)
-
     def plan_rename_partition(
         self, table: dict[str, Any], values: list[str], new_values: list[str], location: str
     ) -> tuple[str, str] | None:
@@ -589,7 +770,7 @@ class DataFiles:
         if folder_key(location) != folder_key(f"{root}/{name(values)}"):
             return None
         new = f"{root}/{name(new_values)}"
-        if has_files(new):
+        if has_files(new) and not self.finish_drops([new]):
             raise InvalidInputException(
                 f"Cannot rename partition {values} of {table['DatabaseName']}.{table['Name']} to "
                 f"{new_values}: its new folder {new} already holds files"
@@ -627,31 +808,31 @@ class DataFiles:
         Partition by partition, the replaced files go into the staging folder's hidden ``.replaced``
         before the new ones come in, so a driver killed meanwhile never leaves a partition reading old
         and new rows together (as Spark's own dynamic overwrite replaces one folder at a time), and the
-        replaced files are still there to be moved back. A new partition's files come in only once it is
+        replaced files are still there to be moved back (on an object store, every replaced file goes
+        aside before any new one comes in). A new partition's files come in only once it is
         registered: a killed driver leaves a registered partition without its rows (they stay in the
         hidden staging folder), never files in an unregistered folder, which MSCK REPAIR would take for
         rows and a later write would be refused. A failure before the catalog commit puts every file back.
+        The folders of the partitions an overwrite dropped go once empty, as DROP PARTITION's do.
         """
         keep_staging = False
         try:
             plan = self._plan_write(table, mode, [w["values"] for w in written], overwrite)
             self._check_new_partition_folders(table, plan.add)
+            claims = None
             if plan.overwritten:
                 claims = self.claims(table=table, leaving=plan.overwritten_values)
                 self._check_files_deletable(table, plan.overwritten, claims, "INSERT OVERWRITE")
             moves = _Moves(staging, plan.overwritten)
             new = {tuple(p["Values"]) for p in plan.add}
-            later = []  # new partitions' files: placed once registered, so none is ever found unregistered
+            # New partitions' files: placed once registered, so none is ever found unregistered.
+            later: list[tuple[str, str]] = []
             try:
+                now: list[tuple[str, str]] = []
                 for w, target in zip(written, plan.targets, strict=True):
                     source = f"{staging}/{w['fragment']}" if w["fragment"] else staging
-                    if tuple(w["values"]) in new:
-                        later.append((source, target))
-                        continue
-                    moves.set_aside(target)
-                    moves.place(source, target)
-                for folder in list(moves.replaced):
-                    moves.set_aside(folder)
+                    (later if tuple(w["values"]) in new else now).append((source, target))
+                moves.replace(now)
                 if plan.add or plan.drop:
                     self._commit_partitions(table, plan)
             except InternalServiceException as e:
@@ -671,6 +852,8 @@ class DataFiles:
             if problem is not None:
                 keep_staging = True
                 raise InternalServiceException(problem)
+            if claims is not None and plan.dropped:
+                self._remove_emptied(table, plan.dropped, claims)
         finally:
             if not keep_staging:
                 delete_tree(staging)
@@ -685,13 +868,31 @@ class DataFiles:
             IfExists=True,
         )
 
+    def _remove_emptied(self, table: dict[str, Any], folders: list[str], claims: Claims) -> None:
+        """The folders of the partitions an overwrite dropped, if nothing is left in them (an empty folder at
+        a partition's Hive path is a partition to MSCK REPAIR TABLE; on an object store, moving the files
+        out leaves the folder's marker). Best effort: the write is committed."""
+        managed = self.managed_folder(table)
+        if managed is None:
+            return
+        root = folder_key(managed)
+        with contextlib.suppress(OSError):
+            empty = [
+                f
+                for f in folders
+                if _inside(folder_key(f), root)
+                and folder_key(f) != root
+                and claims.overlapping(folder_key(f)) is None
+                and not has_files(f)
+            ]
+            self.remove(Removal(trees=empty, within=managed))
+
     @staticmethod
     def _place_after_commit(moves: _Moves, later: list[tuple[str, str]]) -> str | None:
         """The new partitions' files into their folders, after their catalog commit; what went wrong and
         where the files not moved are (the staging folder, which must then stay), or None."""
         try:
-            for source, target in later:
-                moves.place(source, target)
+            moves.place_all(later)
         except Exception as e:
             return (
                 f"the write's new partitions were registered, but moving their files in failed ({e}); the "
@@ -711,7 +912,7 @@ class DataFiles:
         inside = folder_key(managed)
         for partition in add:
             folder = partition["StorageDescriptor"]["Location"]
-            if _inside(folder_key(folder), inside) and data_files(folder):
+            if _inside(folder_key(folder), inside) and data_files(folder) and not self.finish_drops([folder]):
                 raise InvalidInputException(
                     f"Partition {partition['Values']} of {table['DatabaseName']}.{table['Name']} is new, but its "
                     f"folder {folder} holds data files that no registered partition reads (left by a partition "
@@ -751,7 +952,85 @@ class DataFiles:
             plan.overwritten = sorted(set(locations) | set(existing.values()))
             plan.overwritten_values = matched + [list(v) for v in existing]
             plan.drop = [v for v in matched if tuple(v) not in written_keys]
+            plan.dropped = [loc for v, loc in found if tuple(v) not in written_keys]
         return plan
+
+
+class FolderMove:
+    """A folder's files moving to another folder, across the catalog commit that names the new one.
+
+    Where folders rename in one step, ``switch`` renames it (``undo`` renames it back). An object store has
+    no rename (each object is copied, then deleted), so there ``prepare`` copies every object before the
+    commit and ``finish`` deletes the old ones after it (``undo``: the copies go): a process killed at any
+    moment leaves every file in the folder the catalog names, never some in each. Both folders are marked
+    meanwhile, as a drop marks what it deletes, so that the one the catalog does not name is deleted by
+    whatever next makes something in its place (``DataFiles.finish_drops``). ``partitions_of``: the table
+    whose partition folder this is.
+    """
+
+    def __init__(self, old: str, new: str, partitions_of: dict[str, Any] | None = None) -> None:
+        self.old, self.new = old, new
+        self.partitions_of = partitions_of
+        self.fs, self._src = filesystem(old)
+        _, self._dst = filesystem(new)
+        self._src, self._dst = self._src.rstrip("/"), self._dst.rstrip("/")
+        self.renames = _renames_folders(self.fs)
+        self._switched = False
+
+    def prepare(self) -> None:
+        """Before the commit: on an object store, every object copied to the new folder."""
+        if self.renames:
+            return
+        _mark(self.fs, self._dst, self.partitions_of)
+        infos = _listing(self.fs, self._src, recursive=True)
+        files = [info.path for info in infos if info.type == pafs.FileType.File]
+        holding = {posixpath.dirname(f) for f in files}
+        holding |= {a for f in files for a in _ancestors(posixpath.dirname(f))}
+        empty = [i.path for i in infos if i.type == pafs.FileType.Directory and i.path not in holding]
+        _each(self.fs, lambda path: self.fs.copy_file(path, self._to(path)), files)
+        _each(self.fs, lambda path: self.fs.create_dir(self._to(path)), empty)  # kept, as a rename keeps them
+        _mark(self.fs, self._src, self.partitions_of)
+
+    def _to(self, path: str) -> str:
+        return self._dst + path[len(self._src) :]
+
+    def switch(self) -> None:
+        """Where folders rename: the rename."""
+        if not self.renames or self.fs.get_file_info(self._src).type == pafs.FileType.NotFound:
+            return
+        self.fs.create_dir(posixpath.dirname(self._dst), recursive=True)
+        self.fs.move(self._src, self._dst)
+        self._switched = True
+
+    def finish(self) -> None:
+        """After the commit: on an object store, the old objects deleted."""
+        if not self.renames:
+            delete_tree(self.old)
+            _unmark(self.fs, self._src)
+            _unmark(self.fs, self._dst)
+
+    def undo(self) -> None:
+        """The commit failed: the folder as it was."""
+        if self.renames:
+            if self._switched:
+                self.fs.move(self._dst, self._src)
+                self._switched = False
+        else:
+            delete_tree(self.new)
+            _unmark(self.fs, self._dst)
+            _unmark(self.fs, self._src)
+
+    def stranded(self, error: BaseException) -> str:
+        """What ``undo`` failing with ``error`` left, and what to do about it."""
+        if self.renames:
+            return (
+                f"the folder could not be moved back from {self.new} to {self.old} ({error}): its data files "
+                f"are in {self.new}; move them back by hand"
+            )
+        return (
+            f"the copy of the folder's files in {self.new} could not be deleted ({error}): the files are whole "
+            f"in {self.old}, where the catalog reads them; delete {self.new} by hand"
+        )
 
 
 class _Moves:
@@ -761,7 +1040,10 @@ class _Moves:
     rename, and the job's folder of new files takes its place by another (as Spark's own dynamic overwrite
     deletes a partition's folder and renames the new one in), so a process killed meanwhile leaves each such
     partition with all its old rows, none, or all its new ones. Elsewhere (a table's own folder, which holds
-    the staging folder) the files move one by one: old ones all aside first, then the new ones in."""
+    the staging folder) the files move one by one: old ones all aside first, then the new ones in.
+
+    An object store moves no folder, and moves each file by a copy and a delete: there every old file of
+    the write goes aside first, then every new one comes in, each batch on several threads."""
 
     def __init__(self, staging: str, overwritten: list[str]) -> None:
         self.staging = staging
@@ -776,10 +1058,15 @@ class _Moves:
         self.done: list[tuple[str, str]] = []
         """Every move made, (from, to), in order."""
         self._asides = 0
+        self._lock = threading.Lock()
 
     def _move(self, source: str, to: str) -> None:
         self.fs.move(source, to)
-        self.done.append((source, to))
+        with self._lock:
+            self.done.append((source, to))
+
+    def _move_all(self, pairs: list[tuple[str, str]]) -> None:
+        _each(self.fs, lambda pair: self._move(*pair), pairs)
 
     def _flat(self, path: str) -> bool:
         """Whether ``path`` can move as one: a folder holding no folder, where renaming one is one step."""
@@ -792,42 +1079,85 @@ class _Moves:
     def _path(folder: str) -> str:
         return filesystem(folder)[1].rstrip("/")
 
-    def set_aside(self, folder: str) -> None:
-        """An overwritten folder's files go to the staging folder (hidden from readers) until the commit."""
-        path = self._path(folder)
+    def replace(self, pairs: list[tuple[str, str]]) -> None:
+        """The job's files of each (``source`` in the staging folder, ``target`` folder) pair into the target,
+        its old files set aside first; then the old files of every other overwritten folder set aside."""
+        if _renames_folders(self.fs):
+            for source, target in pairs:
+                self._set_aside(self._path(target))
+                self.place(source, target)
+        else:
+            self._move_all([m for path in list(self.replaced) for m in self._aside_moves(path)])
+            self.place_all(pairs)
+        for path in list(self.replaced):
+            self._set_aside(path)
+
+    def _aside_moves(self, path: str) -> list[tuple[str, str]]:
+        """The moves that set aside the old files of the folder at ``path`` (a key of ``replaced``)."""
         files = self.replaced.pop(path, [])
-        if not files:
-            return
         to = f"{self.aside_folder}/{self._asides}"
         self._asides += 1
+        return [(file, f"{to}/{posixpath.basename(file)}") for file in files]
+
+    def _set_aside(self, path: str) -> None:
+        """An overwritten folder's files go to the staging folder (hidden from readers) until the commit."""
+        files = self.replaced.get(path, [])
+        if not files:
+            self.replaced.pop(path, None)
+            return
         # As one only while it holds just the files listed: never new rows placed in it meanwhile.
-        if self._flat(path) and sorted(data_files(folder)) == sorted(files):
+        if self._flat(path) and sorted(i.path for i in _data_file_infos(self.fs, path)) == sorted(files):
+            self.replaced.pop(path)
+            to = f"{self.aside_folder}/{self._asides}"
+            self._asides += 1
             self.fs.create_dir(self.aside_folder, recursive=True)
             self._move(path, to)
             return
-        self.fs.create_dir(to, recursive=True)
-        for file in files:
-            self._move(file, f"{to}/{posixpath.basename(file)}")
+        moves = self._aside_moves(path)
+        self._mkdir(posixpath.dirname(moves[0][1]))
+        self._move_all(moves)
+
+    def _mkdir(self, path: str) -> None:
+        """A folder made where folders are things of their own (an object store has keys, not folders)."""
+        if _renames_folders(self.fs):
+            self.fs.create_dir(path, recursive=True)
+
+    def _place_moves(self, source: str, target: str) -> list[tuple[str, str]]:
+        _, to = filesystem(target)
+        self._mkdir(to.rstrip("/"))
+        return [(path, f"{to.rstrip('/')}/{posixpath.basename(path)}") for path in data_files(source)]
+
+    def place_all(self, pairs: list[tuple[str, str]]) -> None:
+        """``place`` of each (source, target): on an object store, every file in one batch."""
+        if _renames_folders(self.fs):
+            for source, target in pairs:
+                self.place(source, target)
+        else:
+            self._move_all([m for source, target in pairs for m in self._place_moves(source, target)])
 
     def place(self, source: str, target: str) -> None:
         """The job's files of one partition (``source``, in the staging folder) into its folder."""
         _, to = filesystem(target)
         _, source_path = filesystem(source)
         to = to.rstrip("/")
-        if self.fs.get_file_info(to).type == pafs.FileType.NotFound and self._flat(source_path):
+        if self._flat(source_path) and self.fs.get_file_info(to).type == pafs.FileType.NotFound:
             self.fs.create_dir(posixpath.dirname(to), recursive=True)
             self._move(source_path.rstrip("/"), to)
             return
-        self.fs.create_dir(to, recursive=True)
-        for path in data_files(source):
-            self._move(path, f"{to}/{posixpath.basename(path)}")
+        self._move_all(self._place_moves(source, target))
 
     def undo(self) -> str | None:
         """Puts every file back; when that fails, what went wrong and where the replaced files are (the
         staging folder, which must then stay)."""
         try:
-            for source, to in reversed(self.done):
-                self.fs.move(to, source)
+            if _renames_folders(self.fs):
+                for source, to in reversed(self.done):
+                    self.fs.move(to, source)
+            else:  # the new files out first, then the old ones back in
+                aside = [m for m in self.done if m[1].startswith(self.aside_folder + "/")]
+                placed = [m for m in self.done if not m[1].startswith(self.aside_folder + "/")]
+                for batch in (placed, aside):
+                    _each(self.fs, lambda pair: self.fs.move(pair[1], pair[0]), batch)
         except Exception as e:
             return (
                 f"putting the files back failed too ({e}); replaced files not back in their folders are in "
@@ -843,6 +1173,8 @@ class _WritePlan:
     overwritten_values: list[list[str]] = field(default_factory=list)
     add: list[dict[str, Any]] = field(default_factory=list)
     drop: list[list[str]] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    """The folders of the partitions in ``drop``."""
 
 
 def table_location(table: dict[str, Any]) -> str:

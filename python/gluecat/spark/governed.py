@@ -45,7 +45,7 @@ from gluecat.errors import (
     InvalidInputException,
     OperationTimeoutException,
 )
-from gluecat.spark.data_files import data_files, delete_tree, filesystem, table_location
+from gluecat.spark.data_files import data_file_infos, delete_tree, filesystem, table_location
 
 TX_FOLDER_PREFIX = ".gluecat-tx-"
 BATCH = 100  # UpdateTableObjects and DeleteObjectsOnCancel take at most 100 entries a call
@@ -350,13 +350,12 @@ class GovernedWrites:
             source = f"{folder}/{w['fragment']}" if w["fragment"] else folder
             # Spark's folder name as Spark wrote it (p=a%3Ab), not read as a URI (which would decode it).
             target_path = f"{base_path.rstrip('/')}/{w['fragment']}" if w["fragment"] else base_path
-            for path in data_files(source):
-                info = fs.get_file_info(path)
+            for info in data_file_infos(source):  # sizes from the listing: no request per file
                 files.append(
                     _File(
                         values=list(w["values"]),
-                        source=path,
-                        target=_uri(base, f"{target_path.rstrip('/')}/{posixpath.basename(path)}"),
+                        source=info.path,
+                        target=_uri(base, f"{target_path.rstrip('/')}/{posixpath.basename(info.path)}"),
                         size=int(info.size or 0),
                     )
                 )

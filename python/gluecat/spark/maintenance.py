@@ -22,7 +22,7 @@ from gluecat import Catalog
 from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, partition_namer
 from gluecat.catalog.context import base_type
 from gluecat.errors import InvalidInputException
-from gluecat.spark.data_files import DataFiles, filesystem, folder_key
+from gluecat.spark.data_files import DataFiles, FolderMove, filesystem, folder_key
 
 _BATCH = 100  # BatchCreatePartition's page
 _INTEGRAL = {"tinyint", "smallint", "int", "integer", "bigint", "long"}
@@ -100,6 +100,9 @@ def repair_table(
             for folder in skipped
         ]
         new = [(v, f) for v, f in found if tuple(v) not in registered]
+        # Folders a drop on an object store was killed before deleting: gone now, not registered.
+        dropped = set(files.finish_drops(f for _, f in new))
+        new = [(v, f) for v, f in new if f not in dropped]
         sd = dict(table.get("StorageDescriptor") or {})
         for start in range(0, len(new), _BATCH):
             chunk = new[start : start + _BATCH]
@@ -178,7 +181,8 @@ def rename_partition(
 ) -> int:
     """PARTITION (...) RENAME TO PARTITION (...): one commit (the new partition with the old one's descriptor
     and parameters, the old one dropped); a managed table's partition at its Hive path moves to the new values'
-    path. Answers the commit's version."""
+    path (on an object store, its files copied before the commit and the old ones deleted after it).
+    Answers the commit's version."""
     got = catalog.get_partition(
         DatabaseName=table["DatabaseName"], TableName=table["Name"], PartitionValues=values
     )["Partition"]
@@ -194,16 +198,39 @@ def rename_partition(
     }
     if got.get("Parameters"):
         part["Parameters"] = got["Parameters"]
-    done = catalog.commit_partitions(
-        DatabaseName=table["DatabaseName"], TableName=table["Name"], Add=[part], Drop=[values]
-    )
-    if move is not None and folder_key(move[0]) != folder_key(move[1]):
+    renames = move is not None and folder_key(move[0]) != folder_key(move[1])
+    moving = FolderMove(*move, partitions_of=table) if move is not None and renames else None
+    if moving is not None:
+        moving.prepare()
+    try:
+        done = catalog.commit_partitions(
+            DatabaseName=table["DatabaseName"], TableName=table["Name"], Add=[part], Drop=[values]
+        )
+    except BaseException:
+        # The copies go while the old partition is still there (a commit whose outcome is unknown may have
+        # registered them).
+        if moving is not None and _registered(catalog, table, values, got):
+            moving.undo()
+        raise
+    if moving is not None:
         try:
-            DataFiles.move_folder(*move)
+            moving.switch()
         except Exception:
             back = {**part, "Values": values, "StorageDescriptor": sd}
             catalog.commit_partitions(
                 DatabaseName=table["DatabaseName"], TableName=table["Name"], Add=[back], Drop=[new_values]
             )
             raise
+        moving.finish()
     return int(done["CommitVersion"])
+
+
+def _registered(catalog: Catalog, table: dict[str, Any], values: list[str], got: dict[str, Any]) -> bool:
+    """Whether the partition ``got`` (as read) is still registered; False when that cannot be told."""
+    try:
+        now = catalog.get_partition(
+            DatabaseName=table["DatabaseName"], TableName=table["Name"], PartitionValues=values
+        )["Partition"]
+    except Exception:
+        return False
+    return bool(now.get("CreationTime") == got.get("CreationTime"))

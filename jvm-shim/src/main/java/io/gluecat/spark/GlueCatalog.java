@@ -59,6 +59,34 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
             throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse is required");
         }
         this.backend = new Backend(name, warehouse, options);
+        shareS3Settings();
+    }
+
+    /** Spark's S3A settings, so that the Python side reaches the tables' files on S3 as Spark does
+     * (gluecat.s3_access): the {@code fs.s3a.*} Hadoop settings, and the keys Hadoop's credential providers
+     * hold. Read when the catalog starts. */
+    private void shareS3Settings() {
+        scala.Option<org.apache.spark.sql.SparkSession> active = org.apache.spark.sql.SparkSession.getActiveSession();
+        scala.Option<org.apache.spark.sql.SparkSession> spark =
+            active.isDefined() ? active : org.apache.spark.sql.SparkSession.getDefaultSession();
+        if (spark.isEmpty()) {
+            return;
+        }
+        org.apache.hadoop.conf.Configuration conf = spark.get().sessionState().newHadoopConf();
+        ObjectNode s3a = Backend.args();
+        conf.getPropsWithPrefix("fs.s3a.").forEach(s3a::put);
+        for (String secret : List.of("access.key", "secret.key", "session.token")) {
+            try {
+                char[] value = conf.getPassword("fs.s3a." + secret);
+                if (value != null) {
+                    s3a.put(secret, new String(value));
+                }
+            } catch (java.io.IOException e) {
+                throw new IllegalStateException("gluecat: cannot read fs.s3a." + secret + " from Hadoop's "
+                    + "credential providers: " + e.getMessage(), e);
+            }
+        }
+        backend.call("use_hadoop_settings", Backend.args().set("s3a", s3a));
     }
 
     @Override
