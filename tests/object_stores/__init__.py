@@ -1,0 +1,1 @@
+"""Object-store servers for the tests and benchmarks of the warehouse on S3, GCS and Azure."""
