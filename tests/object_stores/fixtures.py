@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 from tests.object_stores import servers
+from tests.object_stores.proxy import Proxy, start_proxy
+
+Bucket = TypeVar("Bucket", servers.S3Bucket, servers.GCSBucket, servers.AzureContainer)
 
 
 def serve(manager: Callable[[], contextlib.AbstractContextManager[Any]]) -> Iterator[Any]:
@@ -78,3 +81,21 @@ def gcs_bucket(fake_gcs_server: servers.GCSServer) -> servers.GCSBucket:
 @pytest.fixture
 def azure_container(azurite_server: servers.AzureServer) -> servers.AzureContainer:
     return azurite_server.new_bucket()
+
+
+STYLES = {servers.S3Bucket: "s3", servers.GCSBucket: "gcs", servers.AzureContainer: "azure"}
+
+
+@pytest.fixture
+def proxied() -> Iterator[Callable[..., tuple[Proxy, Any]]]:
+    """``proxied(bucket, latency=0.0)``: a proxy in front of the bucket's server, and the bucket through it.
+
+    Every proxy it starts is stopped at the end of the test.
+    """
+    with contextlib.ExitStack() as stack:
+
+        def start(bucket: Bucket, latency: float = 0.0) -> tuple[Proxy, Bucket]:
+            proxy = stack.enter_context(start_proxy(bucket.endpoint, STYLES[type(bucket)], latency))  # type: ignore[arg-type]
+            return proxy, bucket.through(proxy.endpoint)
+
+        yield start

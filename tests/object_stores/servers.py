@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -65,7 +66,7 @@ def process(
     log_path = cwd / f"{name}.log"
     with log_path.open("wb") as log:
         child = subprocess.Popen(
-            command,
+            ended_with_this_process(command),
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -93,6 +94,16 @@ def process(
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+def ended_with_this_process(command: list[str]) -> list[str]:
+    """``command``, made to receive SIGTERM if the thread that starts it ends first.
+
+    So a test run that is killed (a CI time limit, ^C twice) leaves no server behind. The thread, not
+    the process: start servers from a thread that outlives them (pytest's fixtures run in the main one).
+    """
+    setpriv = shutil.which("setpriv")  # util-linux, on every Debian
+    return command if setpriv is None else [setpriv, "--pdeathsig", "TERM", "--", *command]
 
 
 def tail(path: Path, lines: int = 30) -> str:
