@@ -7,6 +7,10 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+# The object-store servers (moto's S3, versitygw, fake-gcs-server, Azurite), buckets and proxy, for any
+# test that asks for them: see tests/object_stores/__init__.py.
+pytest_plugins = ["tests.object_stores.fixtures"]
+
 # No time limit on an example: on a shared machine an example's time says nothing about the code, and
 # hypothesis's default (200 ms) failed examples that took 280 ms once and 3 ms when run again.
 settings.register_profile("gluecat", deadline=None)

@@ -1,0 +1,310 @@
+"""Writers that add up: what N writer processes commit together, against one alone, in the same run.
+
+    python bench/writers.py [--seconds 8] [--only local|s3|delta] [--latency 0.02]
+
+- local: a warehouse in a folder (fsync on); each writer adds partitions in batches of 100 with
+  BatchCreatePartition. One writer on one table; two writers on two tables of the warehouse; two on one
+  table. Partitions a second, and each case's ratio to one writer.
+- s3: a warehouse on S3 (moto's server mode) through a proxy that adds ``--latency`` to every request
+  (20 ms, about what S3 takes: without it a local server answers in a millisecond and the machine's
+  cores, not the design, set the limit). Each commit adds one partition (CreatePartition). One writer;
+  eight writers on eight tables; eight on one table. Commits a second, the ratio to one writer, and
+  object-store requests per commit (counted by the proxy).
+- delta: the same-run peer, delta-rs (``deltalake``) appending one row per commit to a Delta table on
+  the same S3 server through the same proxy: one writer and eight.
+
+Every writer is a process of its own, started together; each runs for ``--seconds`` after a warm-up
+and reports what it committed. Ratios, not absolute rates, are what compare across machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+WARMUP = 1.0
+
+
+def worker(args: argparse.Namespace) -> None:
+    """One writer: commit until the deadline, then print what was committed (JSON)."""
+    from gluecat import Catalog
+
+    glue = Catalog(args.warehouse)
+    table, batch, n, count = args.table, args.batch, 0, 0
+    deadline = None
+    started = time.monotonic()
+    cpu = time.process_time()
+    while True:
+        now = time.monotonic()
+        if deadline is None and now - started >= WARMUP:
+            deadline, count, cpu, begun = now + args.seconds, 0, time.process_time(), now
+        if deadline is not None and now >= deadline:
+            break
+        values = [f"{args.name}-{n}-{i}" for i in range(batch)]
+        if batch == 1:
+            glue.create_partition(DatabaseName="db", TableName=table, PartitionInput={"Values": values})
+        else:
+            out = glue.batch_create_partition(
+                DatabaseName="db", TableName=table, PartitionInputList=[{"Values": [v]} for v in values]
+            )
+            assert out["Errors"] == [], out["Errors"]
+        n += 1
+        count += 1
+    elapsed = time.monotonic() - begun
+    print(
+        json.dumps(
+            {
+                "commits": count,
+                "partitions": count * batch,
+                "seconds": elapsed,
+                "cpu": time.process_time() - cpu,
+            }
+        )
+    )
+
+
+def delta_worker(args: argparse.Namespace) -> None:
+    """One delta-rs writer: append one row per commit until the deadline."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    options = json.loads(args.options)
+    count, started, deadline, begun = 0, time.monotonic(), None, 0.0
+    cpu = time.process_time()
+    while True:
+        now = time.monotonic()
+        if deadline is None and now - started >= WARMUP:
+            deadline, count, cpu, begun = now + args.seconds, 0, time.process_time(), now
+        if deadline is not None and now >= deadline:
+            break
+        write_deltalake(
+            args.warehouse, pa.table({"w": [args.name], "n": [count]}), mode="append", storage_options=options
+        )
+        count += 1
+    print(
+        json.dumps({"commits": count, "seconds": time.monotonic() - begun, "cpu": time.process_time() - cpu})
+    )
+
+
+def run_writers(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any]]:
+    procs = [
+        subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for c in commands
+    ]
+    out = []
+    for p in procs:
+        stdout, stderr = p.communicate(timeout=600)
+        if p.returncode != 0:
+            raise SystemExit(f"a writer failed:\n{stderr}")
+        out.append(json.loads(stdout.strip().splitlines()[-1]))
+    return out
+
+
+def prepare(warehouse: str, tables: int, env: dict[str, str]) -> None:
+    code = (
+        "import sys\nfrom gluecat import Catalog\n"
+        "g = Catalog(sys.argv[1])\n"
+        "g.create_database(DatabaseInput={'Name': 'db'})\n"
+        f"for t in range({tables}):\n"
+        "    g.create_table(DatabaseName='db', TableInput={'Name': f't{t}', "
+        "'PartitionKeys': [{'Name': 'k', 'Type': 'string'}]})\n"
+    )
+    subprocess.run([sys.executable, "-c", code, warehouse], check=True, env=env)
+
+
+def case(
+    warehouse: str, writers: int, tables: int, batch: int, seconds: float, env: dict[str, str]
+) -> dict[str, float]:
+    prepare(warehouse, tables, env)
+    commands = [
+        [
+            sys.executable,
+            __file__,
+            "worker",
+            "--warehouse",
+            warehouse,
+            "--table",
+            f"t{w % tables}",
+            "--name",
+            f"w{w}",
+            "--batch",
+            str(batch),
+            "--seconds",
+            str(seconds),
+        ]
+        for w in range(writers)
+    ]
+    got = run_writers(commands, env)
+    return {
+        "commits/s": sum(g["commits"] / g["seconds"] for g in got),
+        "partitions/s": sum(g["partitions"] / g["seconds"] for g in got),
+        "cpu ms/commit": 1000 * sum(g["cpu"] for g in got) / max(1, sum(g["commits"] for g in got)),
+        "commits": sum(g["commits"] for g in got),
+    }
+
+
+def table(
+    title: str, rows: list[tuple[str, dict[str, float]]], measure: str, extra: str | None = None
+) -> None:
+    base = rows[0][1][measure]
+    print(f"\n{title}")
+    head = f"| case | {measure} | ratio to one writer | CPU ms/commit |" + (f" {extra} |" if extra else "")
+    print(head)
+    print("|" + "---|" * (head.count("|") - 1))
+    for name, r in rows:
+        line = f"| {name} | {r[measure]:,.0f} | {r[measure] / base:.2f}x | {r['cpu ms/commit']:.1f} |"
+        if extra:
+            line += f" {r.get(extra, float('nan')):.2f} |"
+        print(line)
+
+
+def local(seconds: float) -> None:
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, writers, tables in (
+            ("1 writer, 1 table", 1, 1),
+            ("2 writers, 2 tables", 2, 2),
+            ("2 writers, 1 table", 2, 1),
+        ):
+            rows.append((name, case(f"{tmp}/{len(rows)}", writers, tables, 100, seconds, env)))
+    table("local folder, fsync on, BatchCreatePartition of 100", rows, "partitions/s")
+
+
+def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
+    from tests.object_stores import servers
+    from tests.object_stores.proxy import start_proxy
+
+    with servers.moto_s3() as server, start_proxy(server.endpoint, style="s3", latency=latency) as proxy:
+        if gluecat:
+            rows = []
+            for name, writers, tables in (
+                ("1 writer, 1 table", 1, 1),
+                ("8 writers, 8 tables", 8, 8),
+                ("8 writers, 1 table", 8, 1),
+            ):
+                bucket = server.new_bucket().through(proxy.endpoint)
+                env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
+                prepare(f"{bucket.url}/wh", tables, env)
+                proxy.reset()
+                result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env)
+                result["requests/commit"] = proxy.total() / max(1, result["commits"])
+                rows.append((name, result))
+            table(
+                f"S3 (moto) through a proxy adding {latency * 1000:.0f} ms a request, CreatePartition",
+                rows,
+                "commits/s",
+                "requests/commit",
+            )
+        if delta:
+            rows = []
+            for name, writers in (("1 writer", 1), ("8 writers", 8)):
+                bucket = server.new_bucket().through(proxy.endpoint)
+                env = dict(os.environ)
+                options = delta_options(bucket)
+                uri = f"s3://{bucket.name}/delta"
+                commands = [
+                    [
+                        sys.executable,
+                        __file__,
+                        "delta",
+                        "--warehouse",
+                        uri,
+                        "--name",
+                        f"w{w}",
+                        "--seconds",
+                        str(seconds),
+                        "--options",
+                        json.dumps(options),
+                    ]
+                    for w in range(writers)
+                ]
+                # The table's first commit, before the writers race.
+                subprocess.run(
+                    [*commands[0][:-4], "--seconds", "0", "--options", json.dumps(options)],
+                    check=True,
+                    env=env,
+                    capture_output=True,
+                )
+                proxy.reset()
+                got = run_writers(commands, env)
+                commits = sum(g["commits"] for g in got)
+                rows.append(
+                    (
+                        name,
+                        {
+                            "commits/s": sum(g["commits"] / g["seconds"] for g in got),
+                            "cpu ms/commit": 1000 * sum(g["cpu"] for g in got) / max(1, commits),
+                            "requests/commit": proxy.total() / max(1, commits),
+                        },
+                    )
+                )
+            table(
+                "delta-rs on the same S3 through the same proxy, one row per commit",
+                rows,
+                "commits/s",
+                "requests/commit",
+            )
+
+
+def delta_options(bucket: Any) -> dict[str, str]:
+    env = bucket.env
+    return {
+        "AWS_ENDPOINT_URL": env["AWS_ENDPOINT_URL_S3"],
+        "AWS_ACCESS_KEY_ID": env["AWS_ACCESS_KEY_ID"],
+        "AWS_SECRET_ACCESS_KEY": env["AWS_SECRET_ACCESS_KEY"],
+        "AWS_REGION": env.get("AWS_REGION", "us-east-1"),
+        "AWS_ALLOW_HTTP": "true",
+        "AWS_S3_ALLOW_UNSAFE_RENAME": "false",
+        "conditional_put": "etag",
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    sub = parser.add_subparsers(dest="command")
+    w = sub.add_parser("worker")
+    w.add_argument("--warehouse", required=True)
+    w.add_argument("--table", required=True)
+    w.add_argument("--name", required=True)
+    w.add_argument("--batch", type=int, default=100)
+    w.add_argument("--seconds", type=float, default=8)
+    d = sub.add_parser("delta")
+    d.add_argument("--warehouse", required=True)
+    d.add_argument("--name", required=True)
+    d.add_argument("--seconds", type=float, default=8)
+    d.add_argument("--options", required=True)
+    parser.add_argument("--seconds", type=float, default=8)
+    parser.add_argument("--only", choices=["local", "s3", "delta"])
+    parser.add_argument("--latency", type=float, default=0.02)
+    args = parser.parse_args()
+    if args.command == "worker":
+        worker(args)
+    elif args.command == "delta":
+        delta_worker(args)
+    else:
+        if args.only in (None, "local"):
+            local(args.seconds)
+        if args.only in (None, "s3", "delta"):
+            s3(
+                args.seconds,
+                args.latency,
+                delta=args.only in (None, "delta"),
+                gluecat=args.only in (None, "s3"),
+            )
+
+
+if __name__ == "__main__":
+    main()
