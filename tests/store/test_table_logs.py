@@ -288,9 +288,7 @@ def test_a_merge_that_lost_to_a_merge_of_its_segments_is_never_published_over_th
     """A merge of all of a table's segments (compaction) that loses its version to another process's
     merge of some of them is built again (and finds its run gone): published as it was, its entry would
     name segments the table no longer holds, and no reader could apply it."""
-    from gluecat.catalog.rows import merging
-
-    from gluecat.catalog.rows import RowEngine
+    from gluecat.catalog.rows import RowEngine, merging
 
     glue = catalog(warehouse)
     monkeypatch.setattr(RowEngine, "after_write", lambda *args: None)  # no merge but the test's
