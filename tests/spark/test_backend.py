@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 from gluecat import Catalog
+from gluecat.data.files import DataFiles
+from gluecat.data.maintenance import repair_table
 from gluecat.spark.backend import Backend
-from gluecat.spark.data_files import DataFiles
-from gluecat.spark.maintenance import repair_table
 
 PARQUET = {
     "InputFormat": "org.apache.hadoop.hive.ql.io.parquet.MapredParquetInputFormat",
@@ -25,7 +25,7 @@ _KILLED_AFTER_COMMIT = """
 import os, sys
 from gluecat import Catalog
 from gluecat.spark.backend import Backend
-from gluecat.spark.data_files import DataFiles
+from gluecat.data.files import DataFiles
 
 warehouse, operation, arguments = sys.argv[1:]
 DataFiles.remove = lambda *args, **kwargs: os._exit(9)

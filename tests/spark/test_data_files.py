@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog
+from gluecat.data.files import DataFiles, folder_key, is_external
+from gluecat.data.refusals import SparkRefusal
 from gluecat.errors import EntityNotFoundException, InvalidInputException
-from gluecat.spark.data_files import DataFiles, folder_key, is_external
-from gluecat.spark.refusals import SparkRefusal
 
 PARQUET = {
     "SerdeInfo": {"SerializationLibrary": "org.apache.hadoop.hive.ql.io.parquet.serde.ParquetHiveSerDe"}
@@ -457,7 +457,7 @@ def test_an_overwrite_whose_catalog_commit_fails_puts_every_file_back(cat: Catal
 # commit when it gets that far; the table and the job's staged files were made by the test.
 _KILLED_COMMIT = """
 import os, sys
-import gluecat.spark.data_files as data_files
+import gluecat.data.files as data_files
 from gluecat import Catalog
 
 warehouse, staging, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])

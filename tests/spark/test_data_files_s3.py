@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 from gluecat import Catalog, s3_access
+from gluecat.data import files as data_files
+from gluecat.data import maintenance
+from gluecat.data.files import DataFiles, FolderMove, data_file_infos
 from gluecat.errors import EntityNotFoundException
-from gluecat.spark import data_files, maintenance
 from gluecat.spark.backend import Backend
-from gluecat.spark.data_files import DataFiles, FolderMove, data_file_infos
 from tests import s3_server
 
 pytestmark = pytest.mark.slow  # a local S3 server
@@ -159,7 +160,7 @@ def test_an_overwrite_whose_catalog_commit_fails_puts_every_file_back(
 # several threads), or at its catalog commit when it gets that far.
 _KILLED_COMMIT = """
 import os, sys, threading
-import gluecat.spark.data_files as data_files
+import gluecat.data.files as data_files
 from gluecat import Catalog
 
 warehouse, staging, kill_at = sys.argv[1], sys.argv[2], int(sys.argv[3])

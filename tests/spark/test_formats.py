@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from gluecat import Catalog
+from gluecat.data.refusals import SparkRefusal
 from gluecat.errors import InvalidInputException
 from gluecat.spark import formats
-from gluecat.spark.refusals import SparkRefusal
 
 TEXT = {"InputFormat": formats.TEXT_INPUT, "OutputFormat": formats.TEXT_OUTPUT}
 OPENX = "org.openx.data.jsonserde.JsonSerDe"

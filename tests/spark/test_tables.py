@@ -360,7 +360,7 @@ def test_rename_fails_rather_than_lose_an_update_made_meanwhile_through_another_
     # UpdateTable of the old table landing after Spark read it (here while the folder move is planned)
     # used to be deleted with it, the new table being a copy of the state read. Now the rename fails with
     # ConcurrentModificationException and leaves both names, and the data, as they were.
-    from gluecat.spark.data_files import DataFiles
+    from gluecat.data.files import DataFiles
 
     spark.sql(f"CREATE TABLE glue.{ns}.old (a INT, p STRING) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1, 'x')")
@@ -393,7 +393,7 @@ def test_rename_carries_a_partition_added_meanwhile_through_another_door(
 ) -> None:
     # The partitions are copied in the commit that makes the new table and deletes the old one, so one
     # added after Spark read the table is carried (into the moved folder), not deleted with the old name.
-    from gluecat.spark.data_files import DataFiles
+    from gluecat.data.files import DataFiles
 
     spark.sql(f"CREATE TABLE glue.{ns}.old (a INT, p STRING) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1, 'x')")
@@ -453,7 +453,7 @@ def test_drop_table_does_not_drop_a_table_made_under_its_name_meanwhile_nor_its_
     # DROP TABLE plans which folder to delete from the table it read. Another client dropping that table
     # and making one of the same name, at the same folder, before the delete used to lose the new table
     # and its files; now the DROP fails with ConcurrentModificationException and deletes nothing.
-    from gluecat.spark.data_files import DataFiles
+    from gluecat.data.files import DataFiles
 
     spark.sql(f"CREATE TABLE glue.{ns}.t (a INT) USING parquet")
     spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1)")
@@ -505,7 +505,7 @@ def test_a_rename_whose_folder_cannot_move_back_says_where_the_data_is(
 ) -> None:
     # The rename fails (another client updated the table), and moving its folder back fails too: the old
     # table would read as empty, so the error says where its files are instead of only the move's error.
-    from gluecat.spark.data_files import DataFiles, FolderMove
+    from gluecat.data.files import DataFiles, FolderMove
 
     spark.sql(f"CREATE TABLE glue.{ns}.old (a INT) USING parquet")
     spark.sql(f"INSERT INTO glue.{ns}.old VALUES (1)")

@@ -3,7 +3,7 @@ answered with the catalog's Glue operations, so every door sees the same catalog
 
 Each answers as Hive 2.3's metastore does (tests/hms/test_differential_real_hms.py compares them): a
 Glue error becomes the exception the IDL declares for the call (``hive_error``), and the data files
-follow Hive's rules as gluecat's Spark catalog keeps them (spark/data_files.py): a managed table's
+follow Hive's rules as gluecat's Spark catalog keeps them (data/files.py): a managed table's
 folder is made for it and deleted with it when the client asks (deleteData), and moves with a
 rename; an external table's data is never touched.
 """
@@ -20,6 +20,9 @@ import pyarrow.fs as pafs
 from gluecat import locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
+from gluecat.data.files import DataFiles
+from gluecat.data.maintenance import rename_partition
+from gluecat.data.renames import rename_table
 from gluecat.errors import (
     AlreadyExistsException,
     EntityNotFoundException,
@@ -28,8 +31,6 @@ from gluecat.errors import (
 )
 from gluecat.hms import hive_input, mapping
 from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore, ttypes
-from gluecat.spark.data_files import DataFiles
-from gluecat.spark.maintenance import rename_partition
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -193,7 +194,7 @@ class Writes:
 
     def _rename(self, table: dict[str, Any], database: str, new: dict[str, Any]) -> None:
         """Hive's rename: a managed table at its default folder moves to the new name's, with the
-        partitions inside it (spark/data_files.py's plan_rename), in one catalog commit."""
+        partitions inside it (data/files.py's plan_rename), in one catalog commit."""
         try:
             self.catalog.get_table(DatabaseName=database, Name=new["Name"])
         except EntityNotFoundException:
@@ -202,29 +203,7 @@ class Writes:
             raise ttypes.InvalidOperationException(
                 message=f"new table {database}.{new['Name']} already exists"
             )
-        move = self.files.plan_rename(table, database, new["Name"])
-        old_location = (table.get("StorageDescriptor") or {}).get("Location")
-        sd = dict(new.get("StorageDescriptor") or {})
-        if move is not None and old_location and sd.get("Location") in (None, old_location):
-            sd["Location"] = DataFiles.moved(old_location, *move)
-        new["StorageDescriptor"] = sd
-
-        def relocated(psd: dict[str, Any]) -> dict[str, Any]:
-            psd = dict(psd)
-            if move is not None and psd.get("Location"):
-                psd["Location"] = DataFiles.moved(psd["Location"], *move)
-            return psd
-
-        if move is not None:
-            DataFiles.move_folder(*move)
-        try:
-            self.catalog.rename_table(
-                Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
-            )
-        except BaseException:
-            if move is not None:
-                DataFiles.move_folder(move[1], move[0])
-            raise
+        rename_table(self.catalog, self.files, table, database, new)
 
     def _dropping(self, removal: Any, commit: Callable[[], object]) -> Any:
         """The catalog commit of a drop, its folders hidden first and back if it fails (as the Spark

@@ -22,21 +22,9 @@ from gluecat.api.pages import every, every_database
 from gluecat.api.partition_names import partition_namer, partition_names
 from gluecat.api.table_kinds import is_external
 from gluecat.catalog import table_changes as tc
-from gluecat.errors import (
-    AlreadyExistsException,
-    ConcurrentModificationException,
-    EntityNotFoundException,
-    GlueError,
-    InternalServiceException,
-    InvalidInputException,
-)
-from gluecat.expressions.spark import TooDeep, parse_spark_filters
-from gluecat.gc_pause import gc_paused
-from gluecat.locations import folder_name_problem
-from gluecat.spark import formats, maintenance, statistics, views
-from gluecat.spark.data_files import (
+from gluecat.data import maintenance
+from gluecat.data.files import (
     DataFiles,
-    FolderMove,
     Hidden,
     Removal,
     data_file_infos,
@@ -44,9 +32,21 @@ from gluecat.spark.data_files import (
     folder_key,
     table_location,
 )
+from gluecat.data.refusals import SparkRefusal, quoted
+from gluecat.data.renames import rename_table
+from gluecat.errors import (
+    AlreadyExistsException,
+    ConcurrentModificationException,
+    EntityNotFoundException,
+    GlueError,
+    InvalidInputException,
+)
+from gluecat.expressions.spark import TooDeep, parse_spark_filters
+from gluecat.gc_pause import gc_paused
+from gluecat.locations import folder_name_problem
+from gluecat.spark import formats, statistics, views
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.partition_values import as_spark_reads
-from gluecat.spark.refusals import SparkRefusal, quoted
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
@@ -94,15 +94,6 @@ def _pushable(spark_filter: dict[str, Any]) -> bool:
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
     """The TableInput that recreates a table as GetTable returned it."""
     return {k: table[k] for k in shapes.table_input_fields() if k in table}
-
-
-def _move_back(move: FolderMove, failure: BaseException) -> None:
-    """Move a renamed table's folder back after its rename failed; if that fails too, say where the old
-    table's data now is rather than leave the table to read as empty without a word."""
-    try:
-        move.undo()
-    except Exception as e:
-        raise InternalServiceException(f"The rename failed ({failure}), and {move.stranded(e)}") from failure
 
 
 def _check_folder_names(table: dict[str, Any], values: list[str], name: str) -> None:
@@ -733,41 +724,9 @@ class Backend:
             pass
         else:  # said before the folder it would move to is found taken (by that table)
             raise AlreadyExistsException(f"Table {database}.{name} already exists")
-        move = self.files.plan_rename(table, database, name)
-        moving = FolderMove(*move) if move is not None else None
-
-        def relocated(sd: dict[str, Any]) -> dict[str, Any]:
-            sd = dict(sd)
-            if move is not None and sd.get("Location"):
-                sd["Location"] = DataFiles.moved(sd["Location"], *move)
-            return sd
-
         new = table_input(table)
         new["Name"] = name
-        new["StorageDescriptor"] = relocated(new.get("StorageDescriptor") or {})
-        if moving is not None:
-            moving.prepare()
-            moving.switch()
-        try:
-            self.catalog.rename_table(
-                Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
-            )
-        except BaseException as e:
-            # A commit whose outcome is unknown (its log entry may have been published) may have made the
-            # new table over the moved folder: the folder moves back only while the old table is there.
-            if moving is not None and self._still_there(table):
-                _move_back(moving, e)
-            raise
-        if moving is not None:
-            moving.finish()
-
-    def _still_there(self, table: dict[str, Any]) -> bool:
-        """Whether ``table`` (as read) is still in the catalog; False when that cannot be told."""
-        try:
-            now = self.catalog.get_table(DatabaseName=table["DatabaseName"], Name=table["Name"])["Table"]
-        except Exception:
-            return False
-        return bool(now["CreateTime"] == table["CreateTime"])
+        rename_table(self.catalog, self.files, table, database, new)
 
     def _dropping(self, removal: Removal, commit: Callable[[], object]) -> list[Hidden]:
         """A drop's catalog commit, its folders hidden first (data_files.hide) so that a process killed

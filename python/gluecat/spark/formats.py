@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gluecat.catalog.table_changes import Layout
+from gluecat.data.refusals import SparkRefusal, quoted
 from gluecat.errors import InvalidInputException
-from gluecat.spark.refusals import SparkRefusal, quoted
 
 TEXT_INPUT = "org.apache.hadoop.mapred.TextInputFormat"
 TEXT_OUTPUT = "org.apache.hadoop.hive.ql.io.HiveIgnoreKeyTextOutputFormat"

@@ -38,6 +38,7 @@ from gluecat import Catalog, LakeFormation, locations
 from gluecat.catalog.governed import WAREHOUSE_VERSION
 from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
+from gluecat.data.files import data_file_infos, delete_tree, filesystem, table_location
 from gluecat.errors import (
     ConcurrentModificationException,
     GlueError,
@@ -45,7 +46,6 @@ from gluecat.errors import (
     InvalidInputException,
     OperationTimeoutException,
 )
-from gluecat.spark.data_files import data_file_infos, delete_tree, filesystem, table_location
 
 TX_FOLDER_PREFIX = ".gluecat-tx-"
 BATCH = 100  # UpdateTableObjects and DeleteObjectsOnCancel take at most 100 entries a call

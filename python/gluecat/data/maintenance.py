@@ -21,8 +21,8 @@ import pyarrow.fs as pafs
 from gluecat import Catalog
 from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, partition_namer
 from gluecat.catalog.context import base_type
+from gluecat.data.files import DataFiles, FolderMove, filesystem, folder_key
 from gluecat.errors import InvalidInputException
-from gluecat.spark.data_files import DataFiles, FolderMove, filesystem, folder_key
 
 _BATCH = 100  # BatchCreatePartition's page
 _INTEGRAL = {"tinyint", "smallint", "int", "integer", "bigint", "long"}

@@ -53,8 +53,8 @@ from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
 from gluecat.api.patterns import check_db_or_table_name
 from gluecat.api.table_kinds import is_external
+from gluecat.data.refusals import SparkRefusal, quoted
 from gluecat.errors import EntityNotFoundException, InternalServiceException, InvalidInputException
-from gluecat.spark.refusals import SparkRefusal, quoted
 
 STAGING_PREFIX = ".gluecat-staging-"
 DROPPING_PREFIX = ".gluecat-dropping-"  # a dropped table's or partition's folder, until it is deleted
