@@ -31,7 +31,9 @@ PYTHON_DIR = Path(gluecat.__file__).resolve().parents[1]
 KILLS = 20
 
 
-def run_until_killed(warehouse: str, run: int, rng: random.Random) -> list[dict[str, Any]]:
+def run_until_killed(
+    warehouse: str, run: int, rng: random.Random, longest: float = 0.6
+) -> list[dict[str, Any]]:
     """Start a writer, kill it at a random moment once it is writing, return what it acknowledged."""
     proc = subprocess.Popen(
         [sys.executable, str(WRITER), "stream", warehouse, str(run)],
@@ -45,7 +47,7 @@ def run_until_killed(warehouse: str, run: int, rng: random.Random) -> list[dict[
     assert ready.strip() == '{"ready": true}', (
         f"writer did not start: {ready!r} {proc.stderr.read() if proc.stderr else ''}"
     )
-    time.sleep(rng.uniform(0.0, 0.6))
+    time.sleep(rng.uniform(0.0, longest))
     proc.send_signal(signal.SIGKILL)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == -signal.SIGKILL, f"writer stopped by itself ({proc.returncode}):\n{err}"
@@ -87,14 +89,25 @@ def check_consistent(warehouse: str, acknowledged: dict[str, dict[str, Any]], de
 
 
 @pytest.mark.slow
-def test_a_writer_killed_at_random_moments_leaves_the_last_committed_state(warehouse: str) -> None:
+@pytest.mark.parametrize("store", ["local", "s3"])
+def test_a_writer_killed_at_random_moments_leaves_the_last_committed_state(
+    warehouse: str, store: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a local disk, and on S3 behind a proxy that makes each request take 5 ms (so that the kills
+    land between any two of a commit's requests: its files, its markers, its root entry)."""
     seed = int(os.environ.get("GLUECAT_TEST_SEED", random.randrange(1 << 30)))
     print(f"seed {seed} (rerun with GLUECAT_TEST_SEED={seed})")
     rng = random.Random(seed)
+    kills, longest = KILLS, 0.6
+    if store == "s3":
+        _, bucket = request.getfixturevalue("proxied")(request.getfixturevalue("moto_bucket"), latency=0.005)
+        for name, value in bucket.env.items():
+            monkeypatch.setenv(name, value)  # the writers inherit it
+        warehouse, kills, longest = f"{bucket.url}/warehouse", KILLS // 2, 1.2
     Catalog(warehouse).create_database(DatabaseInput={"Name": "db"})
     acknowledged: dict[str, dict[str, Any]] = {}
-    for run in range(KILLS):
-        for ack in run_until_killed(warehouse, run, rng):
+    for run in range(kills):
+        for ack in run_until_killed(warehouse, run, rng, longest):
             acknowledged.setdefault(ack["table"], {}).update({k: v for k, v in ack.items() if k != "table"})
         # Every table is listed and read; the deep checks cover this run's tables (the ones the kill
         # could have caught mid-write) and a sample of older ones, to keep the test fast.
@@ -106,7 +119,7 @@ def test_a_writer_killed_at_random_moments_leaves_the_last_committed_state(wareh
             raise AssertionError(
                 f"after kill {run + 1} (seed {seed}, rerun with GLUECAT_TEST_SEED={seed}): {e!r}"
             ) from e
-    assert len(acknowledged) > KILLS, f"seed {seed}: the writer hardly committed anything before the kills"
+    assert len(acknowledged) > kills, f"seed {seed}: the writer hardly committed anything before the kills"
 
 
 def test_a_checkpoint_that_cannot_be_written_does_not_fail_the_commit_before_it(warehouse: str) -> None:

@@ -1,0 +1,355 @@
+"""A warehouse on an object store (S3 on moto and versitygw, Azure Blob on Azurite): commits from many
+processes with the store's put-if-absent and no lock server, reads that see every acknowledged commit,
+the transaction journal as a log of objects, maintenance, and what each costs in requests.
+
+GCS is not here: obstore uploads through GCS's XML API, which no emulator reachable from this machine
+takes (fake-gcs-server answers it 400, fsouza/fake-gcs-server#331); see docs/storage.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gluecat
+from gluecat import Catalog, LakeFormation
+from gluecat.store import maintenance
+from gluecat.store.fs import WarehouseFS
+from gluecat.store.fsck import check
+from gluecat.store.object_store import ObjectStoreFS
+
+pytestmark = pytest.mark.slow
+
+WRITER = Path(__file__).with_name("writer_process.py")
+PYTHON_DIR = Path(gluecat.__file__).resolve().parents[1]
+
+
+def use(monkeypatch: pytest.MonkeyPatch, bucket: Any) -> str:
+    """The environment a client of ``bucket`` has, and a warehouse URI in it."""
+    for name, value in bucket.env.items():
+        monkeypatch.setenv(name, value)
+    return f"{bucket.url}/warehouse"
+
+
+@pytest.fixture(params=["moto", "versitygw", "azurite"])
+def remote(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, Any]]:
+    """A warehouse URI on each object store in turn, with its client environment set."""
+    fixture = {"moto": "moto_bucket", "versitygw": "versitygw_bucket", "azurite": "azure_container"}
+    bucket = request.getfixturevalue(fixture[request.param])
+    yield use(monkeypatch, bucket), bucket
+
+
+def make(warehouse: str, tables: tuple[str, ...] = ("t",)) -> Catalog:
+    glue = Catalog(warehouse, background_merges=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    for name in tables:
+        glue.create_table(
+            DatabaseName="db",
+            TableInput={"Name": name, "PartitionKeys": [{"Name": "dt", "Type": "string"}]},
+        )
+    return glue
+
+
+def values(glue: Catalog, table: str = "t") -> list[str]:
+    pages = glue.get_paginator("get_partitions").paginate(DatabaseName="db", TableName=table)
+    return sorted(p["Values"][0] for p in pages.search("Partitions[]"))
+
+
+def test_a_warehouse_on_an_object_store_commits_and_reads_back(remote: tuple[str, Any]) -> None:
+    warehouse, _ = remote
+    glue = make(warehouse)
+    assert isinstance(glue.store.fs, ObjectStoreFS)
+    glue.batch_create_partition(
+        DatabaseName="db",
+        TableName="t",
+        PartitionInputList=[{"Values": [f"2024-01-0{d}"]} for d in range(1, 4)],
+    )
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={"Name": "t", "Description": "d", "PartitionKeys": [{"Name": "dt", "Type": "string"}]},
+    )
+    other = Catalog(warehouse)  # another process's view
+    assert values(other) == ["2024-01-01", "2024-01-02", "2024-01-03"]
+    assert other.get_table(DatabaseName="db", Name="t")["Table"]["Description"] == "d"
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["2024-01-02"])
+    assert values(other) == ["2024-01-01", "2024-01-03"]  # seen at the next call
+
+
+def test_writer_processes_on_an_object_store_lose_nothing_and_bring_nothing_back(
+    remote: tuple[str, Any],
+) -> None:
+    """Processes add batches of partitions to one table and delete some of their own again, with no lock
+    but the store's conditional writes: every acknowledged partition not deleted since is there, once."""
+    warehouse, _ = remote
+    make(warehouse, ("shared",))
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(WRITER), "partitions", warehouse, str(w), "7", "12"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for w in range(4)
+    ]
+    outcomes = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        outcomes += [json.loads(line) for line in out.splitlines()]
+    assert all(o["errors"] == [] for o in outcomes)
+    expected: Counter[str] = Counter()
+    for o in outcomes:
+        expected.update({v: 1 if o["op"] == "add" else -1 for v in o["values"]})
+    assert values(Catalog(warehouse), "shared") == sorted(+expected)
+
+
+def test_lake_formation_transactions_keep_their_journal_in_objects(remote: tuple[str, Any]) -> None:
+    warehouse, _ = remote
+    glue = make(warehouse)
+    glue.create_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "g",
+            "TableType": "GOVERNED",
+            "StorageDescriptor": {"Columns": [], "Location": "s3://lake/g/"},
+        },
+    )
+    lf, other = LakeFormation(warehouse), LakeFormation(Catalog(warehouse))
+    tx = lf.start_transaction()["TransactionId"]
+    lf.update_table_objects(
+        DatabaseName="db",
+        TableName="g",
+        TransactionId=tx,
+        WriteOperations=[{"AddObject": {"Uri": "s3://lake/g/a", "ETag": "e", "Size": 1}}],
+    )
+    assert (
+        other.describe_transaction(TransactionId=tx)["TransactionDescription"]["TransactionStatus"]
+        == "ACTIVE"
+    )
+    assert lf.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
+    got = other.get_table_objects(DatabaseName="db", TableName="g")["Objects"]
+    assert [o["Uri"] for part in got for o in part["Objects"]] == ["s3://lake/g/a"]
+    assert (
+        other.describe_transaction(TransactionId=tx)["TransactionDescription"]["TransactionStatus"]
+        == "COMMITTED"
+    )
+
+
+def test_fsck_and_compaction_work_on_an_object_store(remote: tuple[str, Any]) -> None:
+    warehouse, _ = remote
+    glue = make(warehouse)
+    for k in range(12):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": [str(k)]})
+    glue.store.checkpoint()
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["last"]})
+    report = check(warehouse)
+    assert not report.damaged, report.findings
+    from datetime import UTC, datetime, timedelta
+
+    later = datetime.now(UTC) + timedelta(seconds=1)
+    expired = maintenance.expire(
+        glue.store, retain=timedelta(0), grace=timedelta(0), dry_run=False, now=later
+    )
+    assert expired.log_entries
+    assert values(Catalog(warehouse)) == sorted([*map(str, range(12)), "last"])
+    assert not check(warehouse).damaged
+
+
+def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted by a proxy in front of the S3 server: what each call costs in object-store requests."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = make(warehouse, ("t", "u"))
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    glue.get_partitions(DatabaseName="db", TableName="t")
+    proxy.reset()
+    glue.get_table(DatabaseName="db", Name="t")
+    assert proxy.counts() == {**zero(proxy), "list": 1}
+    proxy.reset()
+    glue.get_partitions(DatabaseName="db", TableName="t")
+    assert proxy.total() == 1
+    proxy.reset()
+    for i in range(100):
+        glue.create_partition(DatabaseName="db", TableName="u", PartitionInput={"Values": [str(i)]})
+    commits = proxy.total() / 100
+    assert commits <= 3, proxy.counts()
+    assert proxy.counts()["conditional_put"] >= 100  # each commit is a put-if-absent
+
+
+def zero(proxy: Any) -> dict[str, int]:
+    return dict.fromkeys(proxy.counts(), 0)
+
+
+def test_transient_failures_are_retried_and_a_retried_create_finds_its_own_entry(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """503 SlowDown and 500 are retried; a create whose reply was lost (it took effect) is retried by
+    the client, finds its name taken by its own entry, and is taken for the commit it is: one commit,
+    acknowledged once, not a lost race committed again."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = make(warehouse)
+    version = glue.table_version("db", "t")
+    proxy.inject("slow_down", kinds=["conditional_put"], times=2)
+    proxy.inject("internal_error", kinds=["list"], times=1)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    assert glue.table_version("db", "t") == version + 1
+    lost = proxy.inject("drop_after", kinds=["conditional_put"], times=1)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["b"]})
+    assert proxy.fired(lost) == 1
+    fresh = Catalog(warehouse)
+    assert fresh.table_version("db", "t") == version + 2  # exactly one commit each
+    assert values(fresh) == ["a", "b"]
+    assert not check(warehouse).damaged
+
+
+def test_opening_a_table_reads_its_segments_at_once(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A table of several segment files, opened by a new process behind a slow store: its segments are
+    read with parallel GETs, so opening takes a few round trips, not one per segment."""
+    import time
+
+    from gluecat.store import store as store_module
+
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    monkeypatch.setattr(store_module, "INLINE_SEGMENT_BYTES", 64)  # every batch a file of its own
+    glue = make(warehouse)
+    for k in range(10):
+        glue.batch_create_partition(
+            DatabaseName="db", TableName="t", PartitionInputList=[{"Values": [f"{k}-{i}"]} for i in range(20)]
+        )
+    proxy.set_latency(0.1)
+    fresh = Catalog(warehouse)
+    start = time.monotonic()
+    assert len(values(fresh)) == 200
+    elapsed = time.monotonic() - start
+    gets = proxy.counts()["get"]
+    assert gets >= 10 and elapsed < 0.1 * gets / 2, (elapsed, proxy.counts())
+
+
+def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two `gluecat serve` processes, stateless but for caches, on one S3 warehouse (as behind a load
+    balancer): a write through one is read through the other at the next request."""
+    import socket
+    import time
+
+    import boto3
+
+    from tests.aws_wire import make_credentials
+    from tests.object_stores.servers import free_port
+
+    warehouse = use(monkeypatch, moto_bucket)
+    make(warehouse)
+    credentials = make_credentials(tmp_path)
+    users_file, key_id, secret = credentials.users_file, credentials.key_id, credentials.secret
+    ports = [free_port(), free_port()]
+
+    def wait_for_port(port: int) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return
+            time.sleep(0.1)
+        raise AssertionError(f"no server on port {port}")
+
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
+    servers = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "gluecat",
+                "serve",
+                "-w",
+                warehouse,
+                "--users",
+                str(users_file),
+                "--port",
+                str(port),
+                "--insecure-http",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for port in ports
+    ]
+    try:
+        for port in ports:
+            wait_for_port(port)
+        clients = [
+            boto3.client(
+                "glue",
+                endpoint_url=f"http://127.0.0.1:{port}",
+                region_name="us-east-1",
+                aws_access_key_id=key_id,
+                aws_secret_access_key=secret,
+            )
+            for port in ports
+        ]
+        a, b = clients
+        for i in range(5):
+            writer, reader = (a, b) if i % 2 == 0 else (b, a)
+            writer.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": [str(i)]})
+            got = reader.get_partitions(DatabaseName="db", TableName="t")["Partitions"]
+            assert sorted(p["Values"][0] for p in got) == [str(j) for j in range(i + 1)]
+            reader.update_table(
+                DatabaseName="db",
+                TableInput={
+                    "Name": "t",
+                    "Description": f"v{i}",
+                    "PartitionKeys": [{"Name": "dt", "Type": "string"}],
+                },
+            )
+            assert writer.get_table(DatabaseName="db", Name="t")["Table"]["Description"] == f"v{i}"
+    finally:
+        for s in servers:
+            s.terminate()
+            s.wait(timeout=30)
+
+
+def test_an_object_store_warehouse_is_configured_as_botocore_configures_s3(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """No gluecat variable: a profile in ~/.aws/config whose services section names the endpoint, and
+    its keys in ~/.aws/credentials, as the AWS CLI reads them."""
+    for name in list(os.environ):
+        if name.startswith("AWS_"):
+            monkeypatch.delenv(name)
+    (tmp_path / "config").write_text(
+        "[profile lake]\nregion = us-east-1\nservices = local-s3\n\n"
+        f"[services local-s3]\ns3 =\n  endpoint_url = {moto_bucket.endpoint}\n"
+    )
+    (tmp_path / "credentials").write_text(
+        f"[lake]\naws_access_key_id = {moto_bucket.access_key_id}\n"
+        f"aws_secret_access_key = {moto_bucket.secret_access_key}\n"
+    )
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "credentials"))
+    monkeypatch.setenv("AWS_PROFILE", "lake")
+    warehouse = f"{moto_bucket.url}/configured"
+    make(warehouse)
+    assert Catalog(warehouse).get_table(DatabaseName="db", Name="t")["Table"]["Name"] == "t"
+    import obstore
+
+    assert obstore.list(moto_bucket.store(), "configured/").collect()  # there, where the profile says
+    monkeypatch.setenv("AWS_PROFILE", "nosuch")
+    with pytest.raises(Exception, match="nosuch"):
+        WarehouseFS.open(warehouse)
