@@ -42,6 +42,11 @@ def has_location(rows: list[tuple[str, ...]]) -> Any:
     return ["\nLOCATION '" in rows[0][0]]
 
 
+def columns_of(rows: list[tuple[str, ...]]) -> Any:
+    """SHOW CREATE TABLE's column lines (its TBLPROPERTIES differ: Glue keeps the format's)."""
+    return [line.strip() for line in rows[0][0].splitlines() if line.startswith("  ") and " = " not in line]
+
+
 def column_counts(rows: list[tuple[str, ...]]) -> Any:
     return [r for r in rows if r[0] in ("num_nulls", "distinct_count", "max_col_len")]
 
@@ -207,6 +212,38 @@ STEPS = [
     Step("ALTER TABLE {db}.rn RENAME TO {raw_db}.s"),  # TABLE_OR_VIEW_ALREADY_EXISTS, nothing moves
     Step("SELECT * FROM {db}.rn"),
     Step("SELECT a FROM {db}.s"),
+    # -- column order (Glue's: columns, then partition keys) and DEFAULT values ------------------------
+    Step("CREATE TABLE {db}.ord (p STRING, v STRING) USING parquet PARTITIONED BY (p)"),
+    Step("INSERT INTO {db}.ord VALUES ('first', 'second')"),  # positional: v, then p
+    Step("SELECT v, p FROM {db}.ord"),
+    Step("DESCRIBE TABLE {db}.ord"),
+    Step("CREATE TABLE {db}.ordc (a INT, p STRING, b STRING) USING csv PARTITIONED BY (p)"),
+    Step("INSERT INTO {db}.ordc VALUES (1, 'x', 'y')"),
+    Step("SELECT a, b, p FROM {db}.ordc"),
+    Step("CREATE TABLE {db}.octas USING parquet PARTITIONED BY (p) AS SELECT 1 AS v, 'a' AS p, 2 AS q"),
+    Step("DESCRIBE TABLE {db}.octas"),
+    Step("INSERT INTO {db}.octas VALUES (3, 4, 'b')"),
+    Step("SELECT * FROM {db}.octas"),
+    Step("CREATE TABLE {db}.dv (x INT DEFAULT 5, y INT, s STRING DEFAULT 'a' || 'b') USING parquet"),
+    Step("INSERT INTO {db}.dv (y) VALUES (1)"),
+    Step("INSERT INTO {db}.dv VALUES (DEFAULT, 2, DEFAULT)"),
+    Step("ALTER TABLE {db}.dv ADD COLUMN z INT DEFAULT 42"),  # rows written before read as 42
+    Step("ALTER TABLE {db}.dv ALTER COLUMN y SET DEFAULT 9"),
+    Step("INSERT INTO {db}.dv (x) VALUES (8)"),
+    Step("ALTER TABLE {db}.dv ALTER COLUMN y DROP DEFAULT"),
+    Step("INSERT INTO {db}.dv (x) VALUES (10)"),
+    Step("SELECT * FROM {db}.dv"),
+    Step("SHOW CREATE TABLE {db}.dv", keep=columns_of),
+    Step(
+        "CREATE TABLE {db}.dvc (a INT, p STRING DEFAULT 'q', b STRING DEFAULT 'd') USING csv PARTITIONED BY (p)"
+    ),
+    Step("INSERT INTO {db}.dvc (a) VALUES (1)"),
+    Step("ALTER TABLE {db}.dvc ADD COLUMN c INT DEFAULT 3"),
+    Step("INSERT INTO {db}.dvc (a, c) VALUES (2, 4)"),
+    Step("SELECT * FROM {db}.dvc"),
+    Step("CREATE TABLE {db}.dv_like LIKE {db}.dvc"),
+    Step("INSERT INTO {db}.dv_like (a) VALUES (5)"),
+    Step("SELECT * FROM {db}.dv_like"),
     # -- what gluecat allows that the built-in catalog refuses ---------------------------------------
     Step(
         "ALTER TABLE {db}.s ALTER COLUMN a TYPE BIGINT",

@@ -63,6 +63,8 @@ _RESERVED = {
 }
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
 COLUMN_ORDER = tc.COLUMN_ORDER
+# A column's DEFAULT, in the Glue Column's Parameters: Spark's own metadata keys (ResolveDefaultColumns).
+_DEFAULTS = {"current_default": tc.CURRENT_DEFAULT, "exists_default": tc.EXISTS_DEFAULT}
 # Table parameters that describe the files' format, which CREATE TABLE ... LIKE keeps.
 _FORMAT_PARAMETERS = {"classification", formats.HEADER}
 
@@ -88,6 +90,32 @@ def _pushable(spark_filter: dict[str, Any]) -> bool:
     except GlueError:
         return True  # refused for another reason: the catalog call says why
     return True
+
+
+def glue_column(c: dict[str, Any]) -> dict[str, Any]:
+    """A column as the shim sends it, as a Glue Column: a DEFAULT is kept in its Parameters under the
+    names Spark gives it in a field's metadata (its SQL, and the value rows written before it read as)."""
+    out: dict[str, Any] = {"Name": c["name"], "Type": c["type"]}
+    if c.get("comment"):
+        out["Comment"] = c["comment"]
+    defaults = {key: c[field] for field, key in _DEFAULTS.items() if c.get(field) is not None}
+    if defaults:
+        out["Parameters"] = defaults
+    return out
+
+
+def spark_column(c: dict[str, Any]) -> dict[str, Any]:
+    """A Glue Column as the shim reads it."""
+    out: dict[str, Any] = {
+        "name": c["Name"],
+        "type": c.get("Type", "string"),
+        "comment": c.get("Comment", ""),
+    }
+    params = c.get("Parameters") or {}
+    for field, key in _DEFAULTS.items():
+        if key in params:
+            out[field] = params[key]
+    return out
 
 
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
@@ -159,7 +187,11 @@ def _change(change: dict[str, Any]) -> tc.TableChange:
             change.get("comment"),
             bool(change.get("first")),
             change.get("after"),
+            change.get("current_default"),
+            change.get("exists_default"),
         )
+    if op == "update_column_default":
+        return tc.UpdateColumnDefault(change["name"], change.get("default"))
     if op == "rename_column":
         return tc.RenameColumn(change["name"], change["new_name"])
     if op == "update_column_type":
@@ -358,11 +390,8 @@ class Backend:
         """A Glue table as the shim's TableInfo reads it."""
         sd = table.get("StorageDescriptor") or {}
 
-        def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
-            return [
-                {"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")}
-                for c in cols
-            ]
+        def columns(cols: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [spark_column(c) for c in cols]
 
         props = dict(table.get("Parameters", {}))
         fmt: str | None = None
@@ -395,7 +424,7 @@ class Backend:
             # A managed table's folder is the catalog's choice: SHOW CREATE TABLE leaves LOCATION out, as
             # for Spark's own managed tables (run again, it would make an external table over this folder).
             props["is_managed_location"] = "true"
-        order = props.pop(COLUMN_ORDER, None)
+        props.pop(COLUMN_ORDER, None)  # an earlier gluecat's record of Spark's order: Glue's order is shown
         # Read after the table: every read of it that Spark plans from this load comes later.
         live = governed and as_of is None and transaction is None
         return {
@@ -406,7 +435,6 @@ class Backend:
             "as_of": as_of.isoformat() if as_of is not None else None,
             "columns": columns(sd.get("Columns", [])),
             "partition_keys": columns(table.get("PartitionKeys", [])),
-            "order": json.loads(order) if order else None,
             "properties": props,
             "location": sd.get("Location"),
             "format": fmt,
@@ -496,12 +524,6 @@ class Backend:
         location = props.get("location") or self.files.default_location(args["database"], args["name"])
         options = {k.removeprefix("option."): v for k, v in props.items() if k.startswith("option.")}
 
-        def column(c: dict[str, Any]) -> dict[str, Any]:
-            out = {"Name": c["name"], "Type": c["type"]}
-            if c.get("comment"):
-                out["Comment"] = c["comment"]
-            return out
-
         # Spark passes each OPTIONS entry twice, as option.k and k; the SerDe parameters keep it once.
         params = {
             k: v
@@ -511,17 +533,14 @@ class Backend:
         params.update(storage.parameters)
         if external:
             params["EXTERNAL"] = "TRUE"  # as Hive records an external table, besides its TableType
-        names = [c["name"] for c in args["columns"]] + [c["name"] for c in args["partition_keys"]]
-        if args.get("order") and args["order"] != names:
-            params[COLUMN_ORDER] = json.dumps(args["order"])
         table: dict[str, Any] = {
             "Name": args["name"],
             "StorageDescriptor": {
                 **sd,
-                "Columns": [column(c) for c in args["columns"]],
+                "Columns": [glue_column(c) for c in args["columns"]],
                 "Location": location,
             },
-            "PartitionKeys": [column(c) for c in args["partition_keys"]],
+            "PartitionKeys": [glue_column(c) for c in args["partition_keys"]],
             "TableType": "EXTERNAL_TABLE" if external else "MANAGED_TABLE",
             "Parameters": params,
         }
@@ -634,23 +653,10 @@ class Backend:
         source = self._table({"database": args["source_database"], "name": args["source_name"]})
         props = dict(args.get("properties", {}))
         sd_source = source.get("StorageDescriptor") or {}
-        keys = [
-            {"name": k["Name"], "type": k.get("Type", "string")} for k in source.get("PartitionKeys") or []
-        ]
-        columns = [
-            {"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")}
-            for c in sd_source.get("Columns", [])
-        ]
-        order = (source.get("Parameters") or {}).get(COLUMN_ORDER)
+        keys = [spark_column(k) for k in source.get("PartitionKeys") or []]
+        columns = [spark_column(c) for c in sd_source.get("Columns", [])]
         if props.get("provider") or any(k.startswith("hive.") for k in props):
-            self.op_create_table(
-                {
-                    **args,
-                    "columns": columns,
-                    "partition_keys": keys,
-                    "order": json.loads(order) if order else None,
-                }
-            )
+            self.op_create_table({**args, "columns": columns, "partition_keys": keys})
             return
         inherited = {k: v for k, v in (source.get("Parameters") or {}).items() if k in _FORMAT_PARAMETERS}
         external = bool(props.get("location")) or str(props.get("external", "")).lower() == "true"
@@ -659,8 +665,6 @@ class Backend:
             k: v for k, v in props.items() if k not in _RESERVED and not k.startswith(("option.", "hive."))
         }
         params = {**inherited, **params}
-        if order:
-            params[COLUMN_ORDER] = order
         if external:
             params["EXTERNAL"] = "TRUE"
         sd = {

@@ -405,7 +405,8 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         return created(ident, "create_table", tableArgs(ident, schema, partitions, properties));
     }
 
-    /** The create_table arguments of a table: its columns, Spark's column order, partition keys and properties. */
+    /** The create_table arguments of a table: its columns, partition keys and properties. Glue keeps the columns,
+     * then the partition keys, and the table reads back in that order, as in Spark's built-in catalog. */
     private ObjectNode tableArgs(Identifier ident, StructType schema, Transform[] partitions,
             Map<String, String> properties) throws NoSuchNamespaceException {
         List<String> partitionNames = new ArrayList<>();
@@ -419,10 +420,6 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         }
         ObjectNode args = Backend.table(database(ident.namespace()), ident.name());
         ArrayNode columns = args.putArray("columns");
-        ArrayNode order = args.putArray("order");
-        for (StructField f : schema.fields()) {
-            order.add(f.name());
-        }
         ArrayNode keys = args.putArray("partition_keys");
         Map<String, StructField> byName = new HashMap<>();
         for (StructField f : schema.fields()) {
@@ -464,7 +461,8 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
 
     private StagedTable staged(Identifier ident, Column[] columns, Transform[] partitions,
             Map<String, String> properties, String stage) throws NoSuchNamespaceException {
-        ObjectNode args = tableArgs(ident, schemaOf(columns), partitions, properties).put("stage", stage);
+        StructType declared = schemaOf(columns);
+        ObjectNode args = tableArgs(ident, declared, partitions, properties).put("stage", stage);
         JsonNode answer;
         try {
             answer = backend.call("stage_table", args);
@@ -485,22 +483,25 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
                 if (!stage.equals("create")) {
                     dropTable(ident);
                 }
-                return new StagedGlueTable.Immediate(this, createTable(ident, columns, partitions, properties));
+                return new StagedGlueTable.Immediate(this, createTable(ident, columns, partitions, properties),
+                    declared);
             } catch (TableAlreadyExistsException e) {
                 throw Backend.<RuntimeException>unchecked(e);
             }
         }
-        return new StagedGlueTable(this, backend, new TableInfo(ident, answer), args, answer);
+        return new StagedGlueTable(this, backend, new TableInfo(ident, answer), args, answer, declared);
     }
 
+    /** The columns as fields, each DEFAULT in the field's metadata as Spark keeps it. */
     private static StructType schemaOf(Column[] columns) {
-        StructType schema = new StructType();
-        for (Column c : columns) {
-            StructField f = new StructField(c.name(), c.dataType(), c.nullable(),
-                org.apache.spark.sql.types.Metadata.empty());
-            schema = schema.add(c.comment() == null ? f : f.withComment(c.comment()));
-        }
-        return schema;
+        return org.apache.spark.sql.connector.catalog.CatalogV2Util$.MODULE$.v2ColumnsToStructType(columns);
+    }
+
+    /** Column DEFAULT values: CREATE TABLE ... DEFAULT, ALTER TABLE ... ADD COLUMN ... DEFAULT and ALTER COLUMN
+     * ... SET / DROP DEFAULT, kept in the Glue column's Parameters. */
+    @Override
+    public java.util.Set<org.apache.spark.sql.connector.catalog.TableCatalogCapability> capabilities() {
+        return java.util.Set.of(org.apache.spark.sql.connector.catalog.TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE);
     }
 
     /** Makes a table through the backend's {@code method} and loads it, its errors as Spark's. */
@@ -594,6 +595,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         if (f.getComment().isDefined()) {
             c.put("comment", f.getComment().get());
         }
+        for (String[] key : new String[][] {{TableInfo.CURRENT_DEFAULT, "current_default"},
+                {TableInfo.EXISTS_DEFAULT, "exists_default"}}) {
+            if (f.metadata().contains(key[0])) {
+                c.put(key[1], f.metadata().getString(key[0]));
+            }
+        }
         return c;
     }
 
@@ -634,6 +641,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
             if (a.comment() != null) {
                 c.put("comment", a.comment());
             }
+            if (a.defaultValue() != null) {  // its SQL, and the value the rows written before read as
+                ObjectNode d = column(schemaOf(new Column[] {Column.create(a.fieldNames()[0], a.dataType(), true,
+                    null, a.defaultValue(), null)}).fields()[0]);
+                c.put("current_default", d.path("current_default").asText());
+                c.put("exists_default", d.path("exists_default").asText());
+            }
             if (a.position() instanceof TableChange.After after) {
                 c.put("after", after.column());
             } else if (a.position() instanceof TableChange.First) {
@@ -646,6 +659,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
                 .put("type", u.newDataType().catalogString());
         } else if (change instanceof TableChange.UpdateColumnComment u) {
             c.put("op", "update_column_comment").put("name", field(u.fieldNames())).put("comment", u.newComment());
+        } else if (change instanceof TableChange.UpdateColumnDefaultValue u) {
+            String sql = u.newDefaultValue();  // empty: DROP DEFAULT
+            c.put("op", "update_column_default").put("name", field(u.fieldNames()));
+            if (sql != null && !sql.isEmpty()) {
+                c.put("default", sql);
+            }
         } else if (change instanceof TableChange.DeleteColumn d) {
             c.put("op", "delete_column").put("name", field(d.fieldNames())).put("if_exists", d.ifExists());
         } else {
