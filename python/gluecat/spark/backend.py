@@ -16,7 +16,6 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from gluecat import Catalog
 from gluecat.api import shapes
 from gluecat.api.pages import every, every_database
 from gluecat.api.partition_names import partition_namer, partition_names
@@ -46,6 +45,7 @@ from gluecat.spark.data_files import (
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.partition_values import as_spark_reads
 from gluecat.spark.refusals import SparkRefusal, quoted
+from gluecat.spark.remote import GlueClient, NotImplementedByServer, RemoteCatalog
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
@@ -203,7 +203,7 @@ def _change(change: dict[str, Any]) -> tc.TableChange:
     raise InvalidInputException(f"unsupported table change {op!r}")
 
 
-def _check_readable_types(catalog: Catalog, table: dict[str, Any], changes: list[tc.TableChange]) -> None:
+def _check_readable_types(catalog: GlueClient, table: dict[str, Any], changes: list[tc.TableChange]) -> None:
     """Refuses a data column's new type that the table's files, written with its earlier types, would not
     read as (Spark's built-in catalog refuses every type change): the reads would fail, or return other
     values. Its earlier types are those of the table's versions. A partition column's values are the
@@ -239,9 +239,10 @@ def _check_readable_types(catalog: Catalog, table: dict[str, Any], changes: list
 
 
 class Backend:
-    """Implements io.gluecat.spark.PythonCatalog for one warehouse."""
+    """Implements io.gluecat.spark.PythonCatalog for one catalog: a warehouse opened here (a
+    ``gluecat.Catalog``) or a catalog service over the Glue API (a ``RemoteCatalog``)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: GlueClient) -> None:
         self.catalog = catalog
         self.files = DataFiles(catalog)
         self.governed = GovernedWrites(catalog)
@@ -252,7 +253,14 @@ class Backend:
             if handler is None:
                 raise InvalidInputException(f"unknown gluecat backend operation {operation!r}")
             with gc_paused():  # a call builds documents and lists, none in a reference cycle
-                return json.dumps({"ok": handler(json.loads(arguments))})
+                args = json.loads(arguments)
+                # The Spark statement the call is for (the shim's Statements): a remote catalog's reads
+                # are kept for it, and for no other.
+                statement = args.pop("statement", None) if isinstance(args, dict) else None
+                if isinstance(self.catalog, RemoteCatalog):
+                    with self.catalog.statement(statement):
+                        return json.dumps({"ok": handler(args)})
+                return json.dumps({"ok": handler(args)})
         except SparkRefusal as e:
             spark = {"class": e.error_class, "params": e.params}
             return json.dumps({"error": e.code, "message": e.message, "spark": spark})
@@ -425,8 +433,11 @@ class Backend:
             # for Spark's own managed tables (run again, it would make an external table over this folder).
             props["is_managed_location"] = "true"
         props.pop(COLUMN_ORDER, None)  # an earlier gluecat's record of Spark's order: Glue's order is shown
-        # Read after the table: every read of it that Spark plans from this load comes later.
-        live = governed and as_of is None and transaction is None
+        # Read after the table: every read of it that Spark plans from this load comes later. A catalog
+        # service's versions are not its clients' to know: its writes start their transactions when they begin.
+        live = (
+            governed and as_of is None and transaction is None and not isinstance(self.catalog, RemoteCatalog)
+        )
         return {
             "governed": governed,
             "loaded_version": self.catalog.warehouse_version() if live else None,
@@ -725,20 +736,18 @@ class Backend:
             raise AlreadyExistsException(f"Table {database}.{name} already exists")
         move = self.files.plan_rename(table, database, name)
 
-        def relocated(sd: dict[str, Any]) -> dict[str, Any]:
-            sd = dict(sd)
-            if move is not None and sd.get("Location"):
-                sd["Location"] = DataFiles.moved(sd["Location"], *move)
-            return sd
-
         new = table_input(table)
         new["Name"] = name
-        new["StorageDescriptor"] = relocated(new.get("StorageDescriptor") or {})
+        sd = dict(new.get("StorageDescriptor") or {})
+        if move is not None and sd.get("Location"):
+            sd["Location"] = DataFiles.moved(sd["Location"], *move)
+        new["StorageDescriptor"] = sd
+        moved = {"From": move[0], "To": move[1]} if move is not None else None
         if move is not None:
             DataFiles.move_folder(*move)
         try:
             self.catalog.rename_table(
-                Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated
+                Table=table, NewDatabaseName=database, TableInput=new, MovedFolder=moved
             )
         except BaseException as e:
             # A commit whose outcome is unknown (its log entry may have been published) may have made the
@@ -1138,7 +1147,10 @@ class Backend:
         ]
         if rows is not None:
             out.append({"statistic": statistics.ROWS, "value": str(rows)})
-        stored, skipped = statistics.store(self.catalog, table, args.get("column_stats") or {})
+        try:
+            stored, skipped = statistics.store(self.catalog, table, args.get("column_stats") or {})
+        except NotImplementedByServer:  # a Glue without column statistics: the table's are kept
+            stored, skipped = [], ["the catalog service keeps no column statistics"]
         out += [{"statistic": "column statistics", "value": c} for c in stored]
         out += [{"statistic": "no column statistics", "value": why} for why in skipped]
         return out

@@ -39,7 +39,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * Spark catalog plugin over a gluecat warehouse: a pure adapter, all catalog logic lives in Python.
  *
- * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI;
+ * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} the gluecat warehouse path or URI, opened by this
+ * application; or {@code endpoint} the URL of a catalog service's Glue API (gluecat serve, any Glue; AWS Glue itself
+ * by {@code region} alone), with {@code region} and {@code profile} chosen and credentials and CA bundle found as
+ * boto3 finds them, and {@code warehouse} then where tables made without a location go (by default gluecat serve's);
+ * {@code python} the interpreter a JVM-only process starts for the catalog;
  * {@code transaction-timeout} the idle timeout in seconds of the transactions that writes to governed tables run
  * in (default 900; a running job keeps its transaction alive).
  * Glue's errors become Spark's own exceptions here; any other gluecat error keeps its Glue code and message.
@@ -54,16 +58,22 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         Scans.checkVersion(org.apache.spark.package$.MODULE$.SPARK_VERSION());
         this.name = name;
         this.options = options;
-        String warehouse = options.get("warehouse");
-        if (warehouse == null) {
-            throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse is required");
+        if (options.get("warehouse") == null && options.get("endpoint") == null && options.get("region") == null
+                && options.get("profile") == null) {
+            throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse (a gluecat warehouse) or "
+                + "spark.sql.catalog." + name + ".endpoint (a catalog service's Glue API) is required");
         }
-        this.backend = new Backend(name, warehouse, options);
+        this.backend = new Backend(name, options);
     }
 
     @Override
     public String name() {
         return name;
+    }
+
+    /** The key of the Python catalog behind this one, under which {@link Registry} holds it. */
+    public String pythonCatalogKey() {
+        return backend.key();
     }
 
     /** One of the catalog's options (spark.sql.catalog.&lt;name&gt;.&lt;key&gt;), or null. */
@@ -384,7 +394,7 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         if (asOf != null) {
             args.put("as_of", asOf);
         }
-        Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.warehouse(), args) : null;
+        Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.key(), args) : null;
         try {
             JsonNode t = backend.call("get_table", args);
             if (t.has("view")) {
