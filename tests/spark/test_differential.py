@@ -1,5 +1,6 @@
 """One list of statements, run against Spark's built-in Hive catalog (spark_catalog with Hive support, on Derby)
-and against gluecat in the same session: results agree, except where a difference is listed here, with
+and against gluecat in the same session, its warehouse opened here and served by gluecat serve over the Glue API:
+results agree, except where a difference is listed here, with
 gluecat's expected outcome and the reason, as docs/spark.md's table of differences says.
 
 Each step is SQL with ``{db}`` (the side's database, catalog included), ``{loc}`` (a folder of the side's own)
@@ -296,14 +297,20 @@ def run_python(spark: Any, action: str, db: str, loc: Path) -> str:
     raise AssertionError(action)
 
 
-def test_the_same_statements_agree_with_sparks_hive_catalog(spark: Any, tmp_path: Path) -> None:
-    sides = {"hive": "spark_catalog.diff_hive", "gluecat": "glue.diff_glue"}
+def test_the_same_statements_agree_with_sparks_hive_catalog(spark: Any, remote: str, tmp_path: Path) -> None:
+    """gluecat twice: its warehouse opened by this application, and served (gluecat serve, over the Glue
+    API): both answer as Spark's catalog, or both differ as listed."""
+    sides = {
+        "hive": "spark_catalog.diff_hive",
+        "gluecat": "glue.diff_glue",
+        "gluecat remote": f"{remote}.diff_remote",
+    }
     for db in sides.values():
         spark.sql(f"CREATE DATABASE {db}")
     try:
         results: dict[str, list[str]] = {}
         for side, db in sides.items():
-            loc = tmp_path / side
+            loc = tmp_path / side.replace(" ", "_")
             results[side] = []
             for step in STEPS:
                 sql = step.sql.format(db=db, raw_db=db.split(".", 1)[1], loc=loc)
@@ -312,11 +319,12 @@ def test_the_same_statements_agree_with_sparks_hive_catalog(spark: Any, tmp_path
                 else:
                     results[side].append(outcome(spark, sql, step.keep))
         problems = []
-        for step, hive, glue in zip(STEPS, results["hive"], results["gluecat"], strict=True):
-            if step.differs is None and hive != glue:
-                problems.append(f"{step.sql}\n  hive:    {hive}\n  gluecat: {glue}")
-            if step.differs is not None and not re.search(step.differs[0], glue):
-                problems.append(f"{step.sql}\n  gluecat: {glue} (expected {step.differs[0]})")
+        for side in ("gluecat", "gluecat remote"):
+            for step, hive, glue in zip(STEPS, results["hive"], results[side], strict=True):
+                if step.differs is None and hive != glue:
+                    problems.append(f"{step.sql}\n  hive:    {hive}\n  {side}: {glue}")
+                if step.differs is not None and not re.search(step.differs[0], glue):
+                    problems.append(f"{step.sql}\n  {side}: {glue} (expected {step.differs[0]})")
         assert not problems, "\n".join(problems)
     finally:
         for db in sides.values():
