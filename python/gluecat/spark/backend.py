@@ -1,4 +1,5 @@
-"""The Python half of the Spark shim: answers io.gluecat.spark.PythonCatalog calls from gluecat.Catalog.
+"""The Python half of the Spark shim: answers io.gluecat.spark.PythonCatalog calls from a gluecat.Catalog (a
+warehouse opened here) or a RemoteCatalog (a catalog service over the Glue API: gluecat.spark.remote).
 
 Each call carries one operation and a JSON document; the answer is {"ok": result} or
 {"error": <Glue error code>, "message": ...} so the shim can raise Spark's own exception with our message.
@@ -717,7 +718,8 @@ class Backend:
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
         """Glue has no rename: the table is made again under its new name with its partitions and indexes,
-        and the old one deleted, in one catalog commit (Catalog.rename_table) that fails with
+        and the old one deleted, in one catalog commit (RenameTable, locally and on gluecat serve; another
+        Glue renames as AWS's clients do, not atomically: gluecat.spark.remote) that fails with
         ConcurrentModificationException if another client updated or replaced the table since it was read
         here, and carries the partitions it holds at the commit.
 
