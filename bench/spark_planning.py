@@ -6,13 +6,16 @@ For each size N, two tables (v INT) partitioned by (country, category, year) are
 partitions, one of them with a partition index on (country, category, year); only the one partition a
 selective query selects holds a file. Measured, as medians over --samples runs of a freshly parsed
 query: SQL text to physical plan (analysis, optimization and planning, which is when gluecat selects
-the partitions) and to the first row, on each table; the Py4J round trip of one backend call; and the steady rate of ALTER TABLE
+the partitions) and to the first row, on each table, through the warehouse opened by the driver and
+(remote) through `gluecat serve` over the same warehouse, in a process of its own, by the Glue API
+(the filter as GetPartitions' Expression, over HTTPS with Signature V4); the Py4J round trip of one backend call; and the steady rate of ALTER TABLE
 ADD PARTITION with 100 partitions per statement, gluecat's and the Hive peer's taking turns (see
 DDL_ROUNDS), next to Spark's own cost of such a statement (the ceiling for any catalog). The Hive peer
 runs the same statements on the same table shape at --hive-size in its own process (enableHiveSupport;
 each Spark application owns one JVM).
 Targets: planning < 300 ms at 100k partitions with an index, flat from 10k to 100k; at least 2x faster
-than the Hive catalog at 10k; partition DDL at least 100x its rate.
+than the Hive catalog at 10k; partition DDL at least 100x its rate; remote planning at 10k within 2x of
+local and faster than the Hive catalog.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 CATEGORIES = [f"c{i:02d}" for i in range(20)]
@@ -197,6 +201,52 @@ def make_table(spark: Any, catalog: Any, name: str, size: int, indexed: bool) ->
         time.sleep(0.5)
 
 
+def serve_remote(spark: Any, root: str) -> subprocess.Popen[str]:
+    """`gluecat serve` over the warehouse ``root`` (HTTPS, an access key), mounted as catalog glue_remote;
+    its credentials, region and CA bundle in the environment, where botocore finds them."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.certificates import make_certificate
+
+    from gluecat.hms.reference import free_port
+    from gluecat.spark import CATALOG_CLASS
+
+    folder = Path(tempfile.mkdtemp(prefix="gluecat-bench-serve-"))
+    cert, key = (str(p) for p in make_certificate(folder))
+    users_file = str(folder / "users.json")
+    added = subprocess.run(
+        [sys.executable, "-m", "gluecat", "users", "add", "bench", "--file", users_file, "--access-key"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    key_id, secret = (line.split(" = ")[1] for line in added.stdout.splitlines())
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            *(sys.executable, "-m", "gluecat", "serve", "--warehouse", root, "--users", users_file),
+            *("--port", str(port), "--tls-cert", cert, "--tls-key", key),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert server.stdout is not None
+    for line in server.stdout:
+        if line.startswith("with an access key"):
+            break
+    os.environ.update(
+        {
+            "AWS_ACCESS_KEY_ID": key_id,
+            "AWS_SECRET_ACCESS_KEY": secret,
+            "AWS_CA_BUNDLE": cert,
+            "AWS_REGION": "us-east-1",
+        }
+    )
+    spark.conf.set("spark.sql.catalog.glue_remote", CATALOG_CLASS)
+    spark.conf.set("spark.sql.catalog.glue_remote.endpoint", f"https://127.0.0.1:{port}")
+    return server
+
+
 def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
     from gluecat import Catalog
     from gluecat.spark import session
@@ -212,8 +262,16 @@ def run_gluecat(sizes: list[int], samples: int) -> dict[str, Any]:
         for indexed in (False, True):
             name = f"t{size}" + ("_indexed" if indexed else "")
             make_table(spark, catalog, name, size, indexed)
-            tables[f"{size} {'index' if indexed else 'no index'}"] = f"glue.bench.{name}"
-    for case, m in measure_queries(spark, tables, samples).items():
+            mode = "index" if indexed else "no index"
+            tables[f"{size} {mode}"] = f"glue.bench.{name}"
+            tables[f"{size} remote, {mode}"] = f"glue_remote.bench.{name}"
+    server = serve_remote(spark, root)
+    try:
+        measured = measure_queries(spark, tables, samples)
+    finally:
+        server.terminate()
+        server.wait()
+    for case, m in measured.items():
         label, mode = case.split(" ", 1)
         results["sizes"].setdefault(label, {})[mode] = m
     # 150 timed statements early (about 3 s; Hive's 10 take about 15): 30 were too few to average over
@@ -352,13 +410,14 @@ def report(
     print(
         f"\nmedians of {ours['samples']} runs of each query after {ours['warm']} warm-up runs (both catalogs)"
     )
-    print(f"{'partitions':>10}  {'catalog':18} {'plan ms':>9} {'first row ms':>13}")
+    print(f"{'partitions':>10}  {'catalog':24} {'plan ms':>9} {'first row ms':>13}")
     for size, entry in ours["sizes"].items():
         for mode, m in entry.items():
-            print(f"{int(size):>10,}  {'gluecat, ' + mode:18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
+            label = ("gluecat " if mode.startswith("remote") else "gluecat, ") + mode
+            print(f"{int(size):>10,}  {label:24} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
     for size, entry in hive["sizes"].items():
         m = entry["no index"]
-        print(f"{int(size):>10,}  {'Spark Hive/Derby':18} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
+        print(f"{int(size):>10,}  {'Spark Hive/Derby':24} {m['plan ms']:9.1f} {m['first row ms']:13.1f}")
     ours_rounds, hive_rounds = rounds
     ours_rate = rate(DDL_ROUND * DDL_ROUNDS, sum(ours_rounds))
     hive_rate = rate(HIVE_DDL_ROUND * DDL_ROUNDS, sum(hive_rounds))
@@ -416,6 +475,15 @@ def report(
     print(
         f"  partition DDL >= 100x Hive's rate (both steady, taking turns): {ddl:.0f}x {verdict(ddl >= 100)}"
     )
+    if str(hive_size) in ours["sizes"]:
+        entry = ours["sizes"][str(hive_size)]
+        for mode in ("index", "no index"):
+            remote, local = entry[f"remote, {mode}"]["plan ms"], entry[mode]["plan ms"]
+            print(
+                f"  remote plan at {hive_size:,} ({mode}) within 2x of local and faster than Hive: "
+                f"{remote:.1f} ms, {remote / local:.2f}x local, {hive_plan / remote:.1f}x faster than Hive "
+                f"{verdict(remote <= 2 * local and remote < hive_plan)}"
+            )
 
 
 def main() -> None:

@@ -121,3 +121,12 @@ def folder_name_problem(name: str) -> str | None:
 def inside(child: str, parent: str) -> bool:
     """Whether the canonical location ``child`` is ``parent`` or lies in it."""
     return child == parent or child.startswith(parent.rstrip("/") + "/")
+
+
+def moved(location: str, old: str, new: str) -> str:
+    """``location`` with the folder ``old`` it lies in replaced by ``new`` (folders compared as
+    ``literal`` reads them); unchanged if it lies outside ``old``."""
+    key, old_key = literal(location), literal(old)
+    if not inside(key, old_key):
+        return location
+    return new.rstrip("/") + key[len(old_key) :]

@@ -46,7 +46,7 @@ def test_a_name_is_held_to_its_limit_as_it_is_stored_in_lowercase(catalog: Catal
 
 def test_creating_a_database_twice_is_refused(catalog: Catalog) -> None:
     catalog.create_database(DatabaseInput={"Name": "a"})
-    with pytest.raises(catalog.exceptions.AlreadyExistsException, match="a already exists") as err:
+    with pytest.raises(catalog.exceptions.AlreadyExistsException, match="Database already exists.") as err:
         catalog.create_database(DatabaseInput={"Name": "A"})
     assert err.value.response["Error"]["Code"] == "AlreadyExistsException"
     assert err.value.operation_name == "CreateDatabase"

@@ -116,9 +116,7 @@ def test_the_table_statistics_rules_apply(glue: Catalog) -> None:
 
 
 def test_the_partition_must_exist(glue: Catalog) -> None:
-    with pytest.raises(
-        glue.exceptions.EntityNotFoundException, match=r"Partition \['2030-01-01', 'us'\] not found"
-    ):
+    with pytest.raises(glue.exceptions.EntityNotFoundException, match="Cannot find partition."):
         put(glue, ["2030-01-01", "us"], long_stats("id"))
     with pytest.raises(glue.exceptions.EntityNotFoundException):
         get(glue, ["2030-01-01", "us"], "id")

@@ -85,11 +85,26 @@ def test_a_broken_rule_names_the_column_and_changes_nothing() -> None:
     assert names(before) == ["a", "b"]
 
 
-def test_a_kept_column_order_follows_adds_renames_and_drops() -> None:
+def test_an_earlier_gluecats_column_order_is_dropped_at_the_next_change() -> None:
     ordered = table("a", "b", keys=("p",), params={tc.COLUMN_ORDER: json.dumps(["a", "p", "b"])})
-    got = tc.apply_changes(
-        ordered,
-        [tc.AddColumn("c", "int", after="a"), tc.RenameColumn("p", "q"), tc.DeleteColumn("b")],
-        tc.Layout.BY_NAME,
+    got = tc.apply_changes(ordered, [tc.AddColumn("c", "int", after="a")], tc.Layout.BY_NAME)
+    assert tc.COLUMN_ORDER not in got["Parameters"]
+    assert names(got) == ["a", "c", "b"]
+
+
+def test_a_column_default_is_kept_in_the_columns_parameters() -> None:
+    added = tc.apply_changes(
+        table("a"), [tc.AddColumn("n", "int", default="40 + 2", exists_default="42")], tc.Layout.BY_NAME
     )
-    assert json.loads(got["Parameters"][tc.COLUMN_ORDER]) == ["a", "c", "q"]
+    n = added["StorageDescriptor"]["Columns"][1]
+    assert n["Parameters"] == {tc.CURRENT_DEFAULT: "40 + 2", tc.EXISTS_DEFAULT: "42"}
+    changed = tc.apply_changes(added, [tc.UpdateColumnDefault("n", "7")], tc.Layout.BY_NAME)
+    # Rows written before the column existed still read as 42: only the current default changes.
+    assert changed["StorageDescriptor"]["Columns"][1]["Parameters"] == {
+        tc.CURRENT_DEFAULT: "7",
+        tc.EXISTS_DEFAULT: "42",
+    }
+    dropped = tc.apply_changes(changed, [tc.UpdateColumnDefault("n", None)], tc.Layout.BY_NAME)
+    assert dropped["StorageDescriptor"]["Columns"][1]["Parameters"] == {tc.EXISTS_DEFAULT: "42"}
+    with pytest.raises(InvalidInputException, match="Column zz does not exist"):
+        tc.apply_changes(added, [tc.UpdateColumnDefault("zz", "1")], tc.Layout.BY_NAME)

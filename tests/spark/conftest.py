@@ -1,4 +1,10 @@
-"""One SparkSession for the whole test run: starting Spark costs seconds, each test uses its own namespace."""
+"""One SparkSession for the whole test run: starting Spark costs seconds, each test uses its own namespace.
+
+Beside ``glue`` (the warehouse, opened by the driver's own Python), the session mounts ``glue_remote``: the
+same warehouse served by `gluecat serve` in a process of its own, reached over the Glue API as any
+catalog service is. Tests about catalog behaviour take ``cat`` (both catalogs, one run each) and its
+namespace ``ns``; the rest use ``glue``.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from gluecat.spark import session
+from gluecat.spark import CATALOG_CLASS, session
+from tests.spark.remote_support import PROFILE, Serving, environment, serve
 
 
 @pytest.fixture(scope="session")
@@ -39,6 +46,39 @@ def spark(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator
     s.stop()
 
 
+@pytest.fixture(scope="session")
+def serving(warehouse: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serving]:
+    """`gluecat serve` over the session's warehouse, on 127.0.0.1."""
+    served = serve(warehouse, tmp_path_factory.mktemp("serve"))
+    yield served
+    served.stop()
+
+
+REMOTE = "glue_remote"
+
+
+@pytest.fixture(scope="session")
+def remote(spark: Any, serving: Serving) -> str:
+    """The served warehouse as Spark catalog ``glue_remote``, set at run time: its endpoint, and a profile
+    whose credentials, region and CA bundle botocore finds in the files the environment names (read
+    when the catalog first opens)."""
+    spark.conf.set(f"spark.sql.catalog.{REMOTE}", CATALOG_CLASS)
+    spark.conf.set(f"spark.sql.catalog.{REMOTE}.endpoint", serving.url)
+    spark.conf.set(f"spark.sql.catalog.{REMOTE}.profile", PROFILE)
+    with environment(serving.environment):
+        spark.sql(f"SHOW NAMESPACES IN {REMOTE}").collect()
+    return REMOTE
+
+
+@pytest.fixture(params=["glue", REMOTE], ids=["local", "remote"])
+def cat(request: pytest.FixtureRequest) -> str:
+    """The catalog a catalog-behaviour test runs against: the warehouse opened here, then served."""
+    if request.param == REMOTE:
+        return str(request.getfixturevalue("remote"))
+    request.getfixturevalue("spark")
+    return "glue"
+
+
 _made = iter(range(1_000_000))
 
 
@@ -49,3 +89,12 @@ def ns(spark: Any) -> Iterator[str]:
     spark.sql(f"CREATE NAMESPACE glue.{name}")
     yield name
     spark.sql(f"DROP NAMESPACE glue.{name} CASCADE")
+
+
+@pytest.fixture
+def cat_ns(spark: Any, cat: str) -> Iterator[str]:
+    """A fresh namespace made through ``cat`` (modules about catalog behaviour use it as their ``ns``)."""
+    name = f"ns{next(_made)}"
+    spark.sql(f"CREATE NAMESPACE {cat}.{name}")
+    yield name
+    spark.sql(f"DROP NAMESPACE {cat}.{name} CASCADE")

@@ -1,4 +1,5 @@
-"""JVM-only Spark (pyspark's own bin/spark-sql) reaches the catalog through the Python bridge it starts."""
+"""JVM-only Spark (pyspark's own bin/spark-sql) reaches the catalog through the Python bridge it starts: a
+warehouse, and a catalog service over the Glue API (gluecat serve, found through the AWS chain)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pyspark
 
 from gluecat import Catalog
 from gluecat.spark import spark_conf
+from tests.spark.remote_support import PROFILE, Serving
 
 SPARK_SQL = Path(pyspark.__file__).parent / "bin" / "spark-sql"
 
@@ -20,6 +22,10 @@ STATEMENTS = [
     "INSERT INTO glue.cli.t VALUES (1, 'a'), (2, 'b')",
     "SELECT concat('row:', v, ':', p) FROM glue.cli.t WHERE p = 'b'",
     "SHOW PARTITIONS glue.cli.t",
+    "CREATE NAMESPACE served.cli_remote",
+    "CREATE TABLE served.cli_remote.t (v INT, p STRING) USING parquet PARTITIONED BY (p)",
+    "INSERT INTO served.cli_remote.t VALUES (3, 'c'), (4, 'd')",
+    "SELECT concat('remote:', v, ':', p) FROM served.cli_remote.t WHERE p = 'd'",
     # Last, since spark-sql stops at the first failing statement: a catalog whose interpreter is missing.
     "SHOW NAMESPACES IN broken",
 ]
@@ -38,9 +44,14 @@ def bridge_children(warehouse: Path) -> list[int]:
     return found
 
 
-def test_spark_sql_ddl_insert_select_through_the_bridge(tmp_path: Path) -> None:
+def test_spark_sql_ddl_insert_select_through_the_bridge(
+    tmp_path: Path, serving: Serving, warehouse: Path
+) -> None:
+    served_warehouse = warehouse
     warehouse = tmp_path / "wh"
     conf = {**spark_conf(str(warehouse)), "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"}
+    # What `gluecat spark-conf --endpoint URL --profile P --name served` prints.
+    conf.update(spark_conf(name="served", endpoint=serving.url, profile=PROFILE))
     conf["spark.sql.catalog.broken"] = conf["spark.sql.catalog.glue"]
     conf["spark.sql.catalog.broken.warehouse"] = str(tmp_path / "other")
     conf["spark.sql.catalog.broken.python"] = str(tmp_path / "no-such-python")
@@ -53,9 +64,12 @@ def test_spark_sql_ddl_insert_select_through_the_bridge(tmp_path: Path) -> None:
         text=True,
         timeout=600,
         cwd=tmp_path,  # spark-sql's own session state (derby.log, metastore_db) lands here, not in the checkout
-        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1"},
+        env={**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", **serving.environment},
     )
     assert "row:2:b" in run.stdout.splitlines()
+    assert "remote:4:d" in run.stdout.splitlines(), run.stderr[-3000:]
+    served = Catalog(str(served_warehouse)).get_partitions(DatabaseName="cli_remote", TableName="t")
+    assert sorted(p["Values"] for p in served["Partitions"]) == [["c"], ["d"]]
     assert [line for line in run.stdout.splitlines() if line.startswith("p=")] == ["p=a", "p=b"]
     assert "cannot start the Python catalog with" in run.stderr and "no-such-python" in run.stderr
     assert run.returncode != 0  # the broken catalog's statement failed

@@ -1,5 +1,6 @@
 """One list of statements, run against Spark's built-in Hive catalog (spark_catalog with Hive support, on Derby)
-and against gluecat in the same session: results agree, except where a difference is listed here, with
+and against gluecat in the same session, its warehouse opened here and served by gluecat serve over the Glue API:
+results agree, except where a difference is listed here, with
 gluecat's expected outcome and the reason, as docs/spark.md's table of differences says.
 
 Each step is SQL with ``{db}`` (the side's database, catalog included), ``{loc}`` (a folder of the side's own)
@@ -40,6 +41,11 @@ def statistics_rows(rows: list[tuple[str, ...]]) -> Any:
 def has_location(rows: list[tuple[str, ...]]) -> Any:
     """Whether SHOW CREATE TABLE names a LOCATION (run again, the statement makes an external table there)."""
     return ["\nLOCATION '" in rows[0][0]]
+
+
+def columns_of(rows: list[tuple[str, ...]]) -> Any:
+    """SHOW CREATE TABLE's column lines (its TBLPROPERTIES differ: Glue keeps the format's)."""
+    return [line.strip() for line in rows[0][0].splitlines() if line.startswith("  ") and " = " not in line]
 
 
 def column_counts(rows: list[tuple[str, ...]]) -> Any:
@@ -207,6 +213,38 @@ STEPS = [
     Step("ALTER TABLE {db}.rn RENAME TO {raw_db}.s"),  # TABLE_OR_VIEW_ALREADY_EXISTS, nothing moves
     Step("SELECT * FROM {db}.rn"),
     Step("SELECT a FROM {db}.s"),
+    # -- column order (Glue's: columns, then partition keys) and DEFAULT values ------------------------
+    Step("CREATE TABLE {db}.ord (p STRING, v STRING) USING parquet PARTITIONED BY (p)"),
+    Step("INSERT INTO {db}.ord VALUES ('first', 'second')"),  # positional: v, then p
+    Step("SELECT v, p FROM {db}.ord"),
+    Step("DESCRIBE TABLE {db}.ord"),
+    Step("CREATE TABLE {db}.ordc (a INT, p STRING, b STRING) USING csv PARTITIONED BY (p)"),
+    Step("INSERT INTO {db}.ordc VALUES (1, 'x', 'y')"),
+    Step("SELECT a, b, p FROM {db}.ordc"),
+    Step("CREATE TABLE {db}.octas USING parquet PARTITIONED BY (p) AS SELECT 1 AS v, 'a' AS p, 2 AS q"),
+    Step("DESCRIBE TABLE {db}.octas"),
+    Step("INSERT INTO {db}.octas VALUES (3, 4, 'b')"),
+    Step("SELECT * FROM {db}.octas"),
+    Step("CREATE TABLE {db}.dv (x INT DEFAULT 5, y INT, s STRING DEFAULT 'a' || 'b') USING parquet"),
+    Step("INSERT INTO {db}.dv (y) VALUES (1)"),
+    Step("INSERT INTO {db}.dv VALUES (DEFAULT, 2, DEFAULT)"),
+    Step("ALTER TABLE {db}.dv ADD COLUMN z INT DEFAULT 42"),  # rows written before read as 42
+    Step("ALTER TABLE {db}.dv ALTER COLUMN y SET DEFAULT 9"),
+    Step("INSERT INTO {db}.dv (x) VALUES (8)"),
+    Step("ALTER TABLE {db}.dv ALTER COLUMN y DROP DEFAULT"),
+    Step("INSERT INTO {db}.dv (x) VALUES (10)"),
+    Step("SELECT * FROM {db}.dv"),
+    Step("SHOW CREATE TABLE {db}.dv", keep=columns_of),
+    Step(
+        "CREATE TABLE {db}.dvc (a INT, p STRING DEFAULT 'q', b STRING DEFAULT 'd') USING csv PARTITIONED BY (p)"
+    ),
+    Step("INSERT INTO {db}.dvc (a) VALUES (1)"),
+    Step("ALTER TABLE {db}.dvc ADD COLUMN c INT DEFAULT 3"),
+    Step("INSERT INTO {db}.dvc (a, c) VALUES (2, 4)"),
+    Step("SELECT * FROM {db}.dvc"),
+    Step("CREATE TABLE {db}.dv_like LIKE {db}.dvc"),
+    Step("INSERT INTO {db}.dv_like (a) VALUES (5)"),
+    Step("SELECT * FROM {db}.dv_like"),
     # -- what gluecat allows that the built-in catalog refuses ---------------------------------------
     Step(
         "ALTER TABLE {db}.s ALTER COLUMN a TYPE BIGINT",
@@ -259,14 +297,20 @@ def run_python(spark: Any, action: str, db: str, loc: Path) -> str:
     raise AssertionError(action)
 
 
-def test_the_same_statements_agree_with_sparks_hive_catalog(spark: Any, tmp_path: Path) -> None:
-    sides = {"hive": "spark_catalog.diff_hive", "gluecat": "glue.diff_glue"}
+def test_the_same_statements_agree_with_sparks_hive_catalog(spark: Any, remote: str, tmp_path: Path) -> None:
+    """gluecat twice: its warehouse opened by this application, and served (gluecat serve, over the Glue
+    API): both answer as Spark's catalog, or both differ as listed."""
+    sides = {
+        "hive": "spark_catalog.diff_hive",
+        "gluecat": "glue.diff_glue",
+        "gluecat remote": f"{remote}.diff_remote",
+    }
     for db in sides.values():
         spark.sql(f"CREATE DATABASE {db}")
     try:
         results: dict[str, list[str]] = {}
         for side, db in sides.items():
-            loc = tmp_path / side
+            loc = tmp_path / side.replace(" ", "_")
             results[side] = []
             for step in STEPS:
                 sql = step.sql.format(db=db, raw_db=db.split(".", 1)[1], loc=loc)
@@ -275,11 +319,12 @@ def test_the_same_statements_agree_with_sparks_hive_catalog(spark: Any, tmp_path
                 else:
                     results[side].append(outcome(spark, sql, step.keep))
         problems = []
-        for step, hive, glue in zip(STEPS, results["hive"], results["gluecat"], strict=True):
-            if step.differs is None and hive != glue:
-                problems.append(f"{step.sql}\n  hive:    {hive}\n  gluecat: {glue}")
-            if step.differs is not None and not re.search(step.differs[0], glue):
-                problems.append(f"{step.sql}\n  gluecat: {glue} (expected {step.differs[0]})")
+        for side in ("gluecat", "gluecat remote"):
+            for step, hive, glue in zip(STEPS, results["hive"], results[side], strict=True):
+                if step.differs is None and hive != glue:
+                    problems.append(f"{step.sql}\n  hive:    {hive}\n  {side}: {glue}")
+                if step.differs is not None and not re.search(step.differs[0], glue):
+                    problems.append(f"{step.sql}\n  {side}: {glue} (expected {step.differs[0]})")
         assert not problems, "\n".join(problems)
     finally:
         for db in sides.values():

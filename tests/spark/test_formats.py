@@ -564,3 +564,32 @@ def test_what_no_write_could_fill_is_refused_at_create(spark: Any, warehouse: Pa
     with pytest.raises(Exception, match="STORED AS SEQUENCEFILE: Spark's file sources cannot write it"):
         spark.sql(f"CREATE TABLE glue.{ns}.s (a INT) STORED AS SEQUENCEFILE")
     assert Catalog(str(warehouse)).get_tables(DatabaseName=ns)["TableList"] == []
+
+
+@pytest.mark.parametrize(
+    "storage", ["USING parquet", "USING orc", "USING csv", "USING json", "STORED AS TEXTFILE"]
+)
+def test_a_table_an_earlier_gluecat_kept_in_sparks_column_order_reads_its_files_as_before(
+    spark: Any, warehouse: Path, ns: str, storage: str
+) -> None:
+    """gluecat once kept Spark's order (partition column in the middle) in a table parameter; tables now
+    read in Glue's order, which changes no file's reading: the files hold the data columns, in the
+    order of the descriptor's columns, which Parquet, ORC and JSON find by name and CSV and text by
+    position."""
+    hive = "STORED AS TEXTFILE" in storage
+    ddl = "(a INT, b STRING) PARTITIONED BY (p STRING)" if hive else "(a INT, p STRING, b STRING)"
+    spark.sql(f"CREATE TABLE glue.{ns}.t {ddl} {storage}{'' if hive else ' PARTITIONED BY (p)'}")
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (1, 'one', 'x')")  # a, b, then the key p
+    cat = Catalog(str(warehouse))
+    table = cat.get_table(DatabaseName=ns, Name="t")["Table"]
+    new = {k: table[k] for k in ("Name", "StorageDescriptor", "PartitionKeys", "TableType", "Parameters")}
+    new["Parameters"] = {**table["Parameters"], "gluecat.spark.column_order": json.dumps(["a", "p", "b"])}
+    cat.update_table(DatabaseName=ns, TableInput=new)
+    assert [f.name for f in spark.table(f"glue.{ns}.t").schema.fields] == ["a", "b", "p"]
+    spark.sql(f"INSERT INTO glue.{ns}.t VALUES (2, 'two', 'y')")
+    assert sorted(tuple(r) for r in spark.sql(f"SELECT a, b, p FROM glue.{ns}.t").collect()) == [
+        (1, "one", "x"),
+        (2, "two", "y"),
+    ]
+    shown = {r[0] for r in spark.sql(f"SHOW TBLPROPERTIES glue.{ns}.t").collect()}
+    assert "gluecat.spark.column_order" not in shown

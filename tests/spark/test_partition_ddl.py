@@ -14,9 +14,15 @@ from gluecat.spark.backend import Backend
 
 
 @pytest.fixture
-def table(spark: Any, ns: str) -> str:
-    spark.sql(f"CREATE TABLE glue.{ns}.t (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
-    return f"glue.{ns}.t"
+def ns(cat_ns: str) -> str:
+    """The module's tests run against both catalogs, the warehouse opened here and served (conftest's cat)."""
+    return cat_ns
+
+
+@pytest.fixture
+def table(spark: Any, cat: str, ns: str) -> str:
+    spark.sql(f"CREATE TABLE {cat}.{ns}.t (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
+    return f"{cat}.{ns}.t"
 
 
 def shown(spark: Any, sql: str) -> list[str]:
@@ -97,22 +103,24 @@ def test_a_partition_whose_folder_name_would_be_too_long_needs_a_location(
     assert shown(spark, f"SHOW PARTITIONS {table}") == []
 
 
-def test_partition_indexes_through_procedures(spark: Any, warehouse: Path, ns: str, table: str) -> None:
+def test_partition_indexes_through_procedures(
+    spark: Any, cat: str, warehouse: Path, ns: str, table: str
+) -> None:
     made = spark.sql(
-        f"CALL glue.system.create_partition_index(table => '{ns}.t', index_name => 'pq', keys => 'p,q')"
+        f"CALL {cat}.system.create_partition_index(table => '{ns}.t', index_name => 'pq', keys => 'p,q')"
     )
     assert [tuple(r) for r in made.collect()] == [("pq", "ACTIVE")]
-    listed = spark.sql(f"CALL glue.system.partition_indexes(table => '{ns}.t')").collect()
+    listed = spark.sql(f"CALL {cat}.system.partition_indexes(table => '{ns}.t')").collect()
     assert [(r.index_name, r.keys, r.status) for r in listed] == [("pq", "p,q", "ACTIVE")]
     indexes = Catalog(str(warehouse)).get_partition_indexes(DatabaseName=ns, TableName="t")
     assert [d["IndexName"] for d in indexes["PartitionIndexDescriptorList"]] == ["pq"]
     with pytest.raises(Exception, match="InvalidInputException"):
         spark.sql(
-            f"CALL glue.system.create_partition_index(table => '{ns}.t', index_name => 'bad', keys => 'v')"
+            f"CALL {cat}.system.create_partition_index(table => '{ns}.t', index_name => 'bad', keys => 'v')"
         )
-    spark.sql(f"CALL glue.system.drop_partition_index(table => '{ns}.t', index_name => 'pq')").collect()
-    assert spark.sql(f"CALL glue.system.partition_indexes(table => '{ns}.t')").collect() == []
-    names = [r.procedure_name for r in spark.sql("SHOW PROCEDURES IN glue.system").collect()]
+    spark.sql(f"CALL {cat}.system.drop_partition_index(table => '{ns}.t', index_name => 'pq')").collect()
+    assert spark.sql(f"CALL {cat}.system.partition_indexes(table => '{ns}.t')").collect() == []
+    names = [r.procedure_name for r in spark.sql(f"SHOW PROCEDURES IN {cat}.system").collect()]
     assert {"create_partition_index", "drop_partition_index", "partition_indexes"} <= set(names)
 
 
@@ -122,45 +130,45 @@ def test_existence_checks_see_partitions_added_elsewhere(
     """Spark checks each spec with partitionExists; the shim answers from its copy of the table's partitions,
     which must follow commits made by anyone else between statements."""
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
-    cat = Catalog(str(warehouse))
-    sd = cat.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
-    cat.create_partition(
+    api = Catalog(str(warehouse))
+    sd = api.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
+    api.create_partition(
         DatabaseName=ns, TableName="t", PartitionInput={"Values": ["b", "2"], "StorageDescriptor": sd}
     )
     with pytest.raises(AnalysisException, match="PARTITIONS_ALREADY_EXIST"):
         spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='b', q=2)")
     spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='b', q=2) PARTITION (p='c', q=3)")
-    cat.delete_partition(DatabaseName=ns, TableName="t", PartitionValues=["c", "3"])
+    api.delete_partition(DatabaseName=ns, TableName="t", PartitionValues=["c", "3"])
     with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND"):
         spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='c', q=3)")
     odd = "back\\\\slash\\nnew line"
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='{odd}', q=4)")
     spark.sql(f"ALTER TABLE {table} ADD IF NOT EXISTS PARTITION (p='{odd}', q=4)")
-    values = sorted(p["Values"][0] for p in cat.get_partitions(DatabaseName=ns, TableName="t")["Partitions"])
+    values = sorted(p["Values"][0] for p in api.get_partitions(DatabaseName=ns, TableName="t")["Partitions"])
     assert values == ["a", "b", "back\\slash\nnew line"]
 
 
 def test_existence_checks_follow_own_commits_merges_and_other_writers(
-    spark: Any, warehouse: Path, ns: str, table: str
+    spark: Any, cat: str, warehouse: Path, ns: str, table: str
 ) -> None:
     """The shim's copy passes over commits that leave the table's partitions alone (other tables, segment
     merges) and over its own commits, which it applies; any other change to the table is seen."""
-    cat = Catalog(str(warehouse))
-    spark.sql(f"CREATE TABLE glue.{ns}.other (v INT, p STRING) USING parquet PARTITIONED BY (p)")
+    api = Catalog(str(warehouse))
+    spark.sql(f"CREATE TABLE {cat}.{ns}.other (v INT, p STRING) USING parquet PARTITIONED BY (p)")
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
-    spark.sql(f"ALTER TABLE glue.{ns}.other ADD PARTITION (p='x')")
+    spark.sql(f"ALTER TABLE {cat}.{ns}.other ADD PARTITION (p='x')")
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='b', q=1)")  # its own commit, not right after the copy's
-    sd = cat.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
-    cat.create_partition(
+    sd = api.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
+    api.create_partition(
         DatabaseName=ns, TableName="t", PartitionInput={"Values": ["c", "1"], "StorageDescriptor": sd}
     )
     with pytest.raises(AnalysisException, match="PARTITIONS_ALREADY_EXIST"):
         spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='c', q=1)")
     for q in range(2, 20):  # enough small commits for the store to merge segments in between
         spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='d', q={q})")
-        spark.sql(f"ALTER TABLE glue.{ns}.other ADD PARTITION (p='y{q}')")
+        spark.sql(f"ALTER TABLE {cat}.{ns}.other ADD PARTITION (p='y{q}')")
     spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='a', q=1), PARTITION (p='d', q=2)")
-    cat.delete_partition(DatabaseName=ns, TableName="t", PartitionValues=["d", "3"])
+    api.delete_partition(DatabaseName=ns, TableName="t", PartitionValues=["d", "3"])
     with pytest.raises(AnalysisException, match="PARTITIONS_NOT_FOUND"):
         spark.sql(f"ALTER TABLE {table} DROP PARTITION (p='d', q=3)")
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
@@ -168,6 +176,7 @@ def test_existence_checks_follow_own_commits_merges_and_other_writers(
     assert sorted(names) == sorted(["p=a/q=1", "p=b/q=1", "p=c/q=1"] + [f"p=d/q={q}" for q in range(4, 20)])
 
 
+@pytest.mark.parametrize("cat", ["glue"], indirect=True)  # the JVM's copy is of a local catalog
 def test_a_stream_of_partition_ddl_makes_two_backend_calls_a_statement(
     spark: Any, table: str, backend_calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
@@ -186,15 +195,16 @@ def test_a_stream_of_partition_ddl_makes_two_backend_calls_a_statement(
     assert len(shown(spark, f"SHOW PARTITIONS {table}")) == 17
 
 
+@pytest.mark.parametrize("cat", ["glue"], indirect=True)  # the JVM's copy is of a local catalog
 def test_a_load_that_finds_the_copy_stale_drops_it(
     spark: Any, warehouse: Path, ns: str, table: str, backend_calls: list[tuple[str, dict[str, Any]]]
 ) -> None:
     """Once another writer has changed the table's partitions, loads stop asking about the shim's copy
     (each would read the log since the copy's version) until partition DDL reads the partitions afresh."""
     spark.sql(f"ALTER TABLE {table} ADD PARTITION (p='a', q=1)")
-    cat = Catalog(str(warehouse))
-    sd = cat.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
-    cat.create_partition(
+    api = Catalog(str(warehouse))
+    sd = api.get_table(DatabaseName=ns, Name="t")["Table"]["StorageDescriptor"]
+    api.create_partition(
         DatabaseName=ns, TableName="t", PartitionInput={"Values": ["b", "2"], "StorageDescriptor": sd}
     )
 

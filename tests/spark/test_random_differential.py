@@ -1,5 +1,5 @@
 """Random partitioned tables, queries and writes, run against Spark's built-in Hive catalog (spark_catalog) and
-against gluecat in the same session: the answers must agree.
+against gluecat in the same session, opened here and served over the Glue API: the answers must agree.
 
 Tables have one or two partition keys of every type Spark partitions by, with odd values (NULL, empty and
 blank strings, '/', '=', '%', ':', '#', quotes, unicode, leading zeros, type extremes, dates near 0001, 9999
@@ -203,11 +203,19 @@ def outcome(spark: Any, sql: str) -> str:
     return f"rows: {sorted(repr(tuple(r)) for r in rows)}"
 
 
+GLUECATS = ("gluecat", "gluecat remote")
+
+
 @pytest.fixture
-def sides(spark: Any) -> Iterator[dict[str, str]]:
+def sides(spark: Any, remote: str) -> Iterator[dict[str, str]]:
     """A database on each side; the Hive side lists all partitions and lets Spark filter them, so it answers
-    by Spark's semantics alone (the metastore's own filter fails on some dates, e.g. 1582-10-10 in Derby)."""
-    dbs = {"hive": "spark_catalog.rand_hive", "gluecat": "glue.rand_glue"}
+    by Spark's semantics alone (the metastore's own filter fails on some dates, e.g. 1582-10-10 in Derby).
+    gluecat twice: opened here, and served over the Glue API (its filters as GetPartitions' Expression)."""
+    dbs = {
+        "hive": "spark_catalog.rand_hive",
+        "gluecat": "glue.rand_glue",
+        "gluecat remote": f"{remote}.rand_remote",
+    }
     for db in dbs.values():
         spark.sql(f"CREATE DATABASE {db}")
     spark.conf.set("spark.sql.hive.metastorePartitionPruning", "false")
@@ -271,16 +279,20 @@ def test_random_partition_filters_agree_with_sparks_hive_catalog(spark: Any, sid
         if indexable and rnd.random() < 0.6:
             # After the rows: a NULL of a non-string key fails the backfill (the index is then not used),
             # as the partition index document says; before them it would refuse the insert.
-            spark.sql(
-                f"CALL glue.system.create_partition_index(table => '{tables['gluecat'].split('.', 1)[1]}', "
-                f"index_name => 'ix', keys => '{','.join(rnd.sample(indexable, len(indexable)))}')"
-            )
+            index_keys = ",".join(rnd.sample(indexable, len(indexable)))
+            for side in GLUECATS:
+                catalog, name = tables[side].split(".", 1)
+                spark.sql(
+                    f"CALL {catalog}.system.create_partition_index(table => '{name}', "
+                    f"index_name => 'ix', keys => '{index_keys}')"
+                )
         predicates = ["TRUE", *gen.pinned(keys, rows), *(gen.predicate(keys) for _ in range(25))]
         hive = expected(spark, tables["hive"], predicates)
-        glue = answers(spark, tables["gluecat"], predicates)
-        for predicate, h, g in zip(predicates, hive, glue, strict=True):
-            if h != g:
-                problems.append(f"{keys} rows {rows}\n  WHERE {predicate}\n  hive:    {h}\n  gluecat: {g}")
+        for side in GLUECATS:
+            glue = answers(spark, tables[side], predicates)
+            for predicate, h, g in zip(predicates, hive, glue, strict=True):
+                if h != g:
+                    problems.append(f"{keys} rows {rows}\n  WHERE {predicate}\n  hive:    {h}\n  {side}: {g}")
     assert not problems, f"seed {SEED}:\n" + "\n".join(problems)
 
 
@@ -341,6 +353,14 @@ def partitions(spark: Any, table: str) -> str:
     return f"partitions: {sorted(rows)}"
 
 
+def disagreements(keys: Any, done: list[str], got: dict[str, str]) -> list[str]:
+    return [
+        "\n  ".join([str(keys), *done, f"hive: {got['hive']}", f"{side}: {got[side]}"])
+        for side in GLUECATS
+        if got[side] != got["hive"]
+    ]
+
+
 def test_random_partition_writes_agree_with_sparks_hive_catalog(spark: Any, sides: dict[str, str]) -> None:
     rnd = random.Random(SEED)
     gen = Tables(rnd)
@@ -358,14 +378,7 @@ def test_random_partition_writes_agree_with_sparks_hive_catalog(spark: Any, side
             sql = writes.statement("{table}")
             done.append(f"[{mode}] {sql}")
             got = {side: outcome(spark, sql.format(table=table)) for side, table in tables.items()}
-            if got["hive"] != got["gluecat"]:
-                problems.append(
-                    "\n  ".join([str(keys), *done, f"hive: {got['hive']}", f"gluecat: {got['gluecat']}"])
-                )
+            problems += disagreements(keys, done, got)
         for read in (lambda t: outcome(spark, f"SELECT * FROM {t}"), lambda t: partitions(spark, t)):
-            got = {side: read(table) for side, table in tables.items()}
-            if got["hive"] != got["gluecat"]:
-                problems.append(
-                    "\n  ".join([str(keys), *done, f"hive: {got['hive']}", f"gluecat: {got['gluecat']}"])
-                )
+            problems += disagreements(keys, done, {side: read(table) for side, table in tables.items()})
     assert not problems, f"seed {SEED}:\n" + "\n".join(problems)

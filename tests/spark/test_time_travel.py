@@ -12,12 +12,18 @@ import pytest
 from gluecat import Catalog
 
 
+@pytest.fixture
+def ns(cat_ns: str) -> str:
+    """The module's tests run against both catalogs, the warehouse opened here and served (conftest's cat)."""
+    return cat_ns
+
+
 def micros_now() -> int:
     return int(datetime.now(UTC).timestamp() * 1_000_000)
 
 
-def test_timestamp_and_version_as_of(spark: Any, warehouse: Path, ns: str) -> None:
-    table = f"glue.{ns}.history"
+def test_timestamp_and_version_as_of(spark: Any, cat: str, warehouse: Path, ns: str) -> None:
+    table = f"{cat}.{ns}.history"
     spark.sql(f"CREATE TABLE {table} (v INT, p STRING) USING parquet PARTITIONED BY (p)")
     spark.sql(f"INSERT INTO {table} VALUES (1, 'a')")
     time.sleep(0.05)

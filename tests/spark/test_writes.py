@@ -12,9 +12,15 @@ from gluecat import Catalog
 
 
 @pytest.fixture
-def table(spark: Any, ns: str) -> str:
-    spark.sql(f"CREATE TABLE glue.{ns}.t (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
-    return f"glue.{ns}.t"
+def ns(cat_ns: str) -> str:
+    """The module's tests run against both catalogs, the warehouse opened here and served (conftest's cat)."""
+    return cat_ns
+
+
+@pytest.fixture
+def table(spark: Any, cat: str, ns: str) -> str:
+    spark.sql(f"CREATE TABLE {cat}.{ns}.t (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q)")
+    return f"{cat}.{ns}.t"
 
 
 def rows(spark: Any, table: str) -> list[tuple[Any, ...]]:
@@ -44,13 +50,15 @@ def test_static_overwrite_replaces_one_partition(spark: Any, warehouse: Path, ta
     assert partitions(warehouse, table) == [["a", "1"], ["b", "5"]]
 
 
-def test_an_overwrite_replaces_exactly_the_partitions_its_condition_matches(spark: Any, ns: str) -> None:
+def test_an_overwrite_replaces_exactly_the_partitions_its_condition_matches(
+    spark: Any, cat: str, ns: str
+) -> None:
     """The catalog's selection for a read may hold more partitions than Spark's filters match (a double
     key, a null test: Spark filters again); an overwrite deleted all of them, so INSERT OVERWRITE ...
     PARTITION (d = 1.5) or (p = NULL) emptied the whole table."""
     from pyspark.sql import functions as F
 
-    name = f"glue.{ns}.exact"
+    name = f"{cat}.{ns}.exact"
     spark.sql(f"CREATE TABLE {name} (v INT, p STRING, d DOUBLE) USING parquet PARTITIONED BY (p, d)")
     initial = f"INSERT INTO {name} VALUES (1, 'a', 1), (2, 'b', 2), (3, NULL, 3), (4, 'c', NULL)"
 
@@ -82,12 +90,12 @@ def test_an_overwrite_replaces_exactly_the_partitions_its_condition_matches(spar
 
 
 def test_a_governed_overwrite_replaces_exactly_the_partitions_its_condition_matches(
-    spark: Any, ns: str
+    spark: Any, cat: str, ns: str
 ) -> None:
     """As above, for a governed table's objects (whose typed keys hold no nulls)."""
     from pyspark.sql import functions as F
 
-    name = f"glue.{ns}.exact"
+    name = f"{cat}.{ns}.exact"
     spark.sql(
         f"CREATE TABLE {name} (v INT, p STRING, q INT) USING parquet PARTITIONED BY (p, q) "
         "TBLPROPERTIES ('table_type' = 'GOVERNED')"
@@ -100,10 +108,10 @@ def test_a_governed_overwrite_replaces_exactly_the_partitions_its_condition_matc
     assert sorted(r.v for r in spark.table(name).collect()) == [2, 9]
 
 
-def test_an_overwrite_of_a_boolean_partition_replaces_it(spark: Any, ns: str) -> None:
+def test_an_overwrite_of_a_boolean_partition_replaces_it(spark: Any, cat: str, ns: str) -> None:
     """Spark hands the literal of b <=> true to the table as a predicate of its own, which its own
     conversion to filters refused: every static overwrite of a boolean partition failed in planning."""
-    name = f"glue.{ns}.flags"
+    name = f"{cat}.{ns}.flags"
     spark.sql(f"CREATE TABLE {name} (v INT, b BOOLEAN, k STRING) USING parquet PARTITIONED BY (b, k)")
     spark.sql(f"INSERT INTO {name} VALUES (1, true, 'x'), (2, false, 'x'), (3, true, 'y'), (4, NULL, 'x')")
 
@@ -194,8 +202,8 @@ def test_unpartitioned_table_insert_and_overwrite(spark: Any, table: str) -> Non
     assert [tuple(r) for r in spark.table(plain).collect()] == [(3, "z")]
 
 
-def test_typed_partition_values_round_trip(spark: Any, warehouse: Path, ns: str) -> None:
-    typed = f"glue.{ns}.typed"
+def test_typed_partition_values_round_trip(spark: Any, cat: str, warehouse: Path, ns: str) -> None:
+    typed = f"{cat}.{ns}.typed"
     spark.sql(
         f"CREATE TABLE {typed} (v INT, ts TIMESTAMP, d DECIMAL(5,2), s STRING) USING parquet PARTITIONED BY (ts, d, s)"
     )
@@ -208,8 +216,8 @@ def test_typed_partition_values_round_trip(spark: Any, warehouse: Path, ns: str)
     assert [tuple(r) for r in rows] == [(1, "2024-01-02 03:04:05", "9.50", "a/b=c:d")]
 
 
-def test_csv_values_with_separators_and_quotes_round_trip(spark: Any, ns: str) -> None:
-    table = f"glue.{ns}.people"
+def test_csv_values_with_separators_and_quotes_round_trip(spark: Any, cat: str, ns: str) -> None:
+    table = f"{cat}.{ns}.people"
     spark.sql(f"CREATE TABLE {table} (name STRING, note STRING) USING csv")
     spark.sql(f"""INSERT INTO {table} VALUES ('smith, ann', 'said "hi"'), ('plain', NULL)""")
     assert sorted(tuple(r) for r in spark.table(table).collect()) == [

@@ -14,7 +14,8 @@ from typing import Any, NoReturn
 
 import pyarrow.fs as pafs
 
-from gluecat.api import shapes, validate
+from gluecat import locations
+from gluecat.api import extensions, shapes, validate
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
@@ -91,6 +92,17 @@ class Catalog(ServiceClient, PartitionOperations):
         db = shapes.check_db_or_table_name(DatabaseName, "DatabaseName")
         name = shapes.check_db_or_table_name(TableName, "TableName")
         return self.store.table_version((db, name))
+
+    @operation("GetGluecatInfo")
+    def get_gluecat_info(self) -> dict[str, Any]:
+        """That this catalog is gluecat: its version, its warehouse (where tables made without a location
+        go) and the gluecat operations it serves besides Glue's (gluecat.api.extensions)."""
+        info = {
+            "Version": _version(),
+            "Warehouse": self.warehouse,
+            "Operations": list(extensions.OPERATIONS),
+        }
+        return response({"Gluecat": info})
 
     def tables_unchanged_since(self, database: str, version: int) -> int | None:
         """The latest warehouse version if, after ``version``, no commit made, changed or dropped the
@@ -266,17 +278,24 @@ class Catalog(ServiceClient, PartitionOperations):
         NewDatabaseName: str,
         TableInput: dict[str, Any],
         RelocateStorage: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        MovedFolder: dict[str, str] | None = None,
     ) -> dict[str, Any]:
         """Glue has no rename: one atomic commit makes ``TableInput`` (the new name's table) in
         ``NewDatabaseName`` with the partitions and ACTIVE partition indexes of ``Table`` as they are at
         the commit, and deletes ``Table``, which must still be as it was read. ``RelocateStorage`` maps
-        each partition's StorageDescriptor to the new table's (e.g. into a moved folder)."""
+        each partition's StorageDescriptor to the new table's (e.g. into a moved folder); over the wire,
+        ``MovedFolder`` ({"From": folder, "To": folder}) says the table's folder moved, and each
+        partition inside it moves with it."""
         read = _read_table(Table)
         checked = validate.request(
             self.SERVICE, "CreateTable", {"DatabaseName": NewDatabaseName, "TableInput": TableInput}
         )
         if RelocateStorage is not None and not callable(RelocateStorage):
             _invalid("RelocateStorage", "must be a function of a StorageDescriptor")
+        if MovedFolder is not None:
+            if RelocateStorage is not None:
+                _invalid("MovedFolder", "cannot be given together with RelocateStorage")
+            RelocateStorage = _mover(MovedFolder)
         tables.rename_table(
             self._ctx,
             read,
@@ -480,6 +499,22 @@ class Catalog(ServiceClient, PartitionOperations):
         return out
 
 
+def _mover(moved: Any) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """RenameTable's MovedFolder as a function of a partition's StorageDescriptor."""
+    if not isinstance(moved, dict) or not all(
+        isinstance(moved.get(k), str) and moved[k] for k in ("From", "To")
+    ):
+        _invalid("MovedFolder", "must be an object with the folders From and To")
+    old, new = moved["From"], moved["To"]
+
+    def relocate(sd: dict[str, Any]) -> dict[str, Any]:
+        if not sd.get("Location"):
+            return sd
+        return {**sd, "Location": locations.moved(sd["Location"], old, new)}
+
+    return relocate
+
+
 def _read_table(table: Any) -> dict[str, Any]:
     """A table as GetTable returned it, with what require_same_table compares."""
     if not isinstance(table, dict):
@@ -504,6 +539,15 @@ def _attributes(doc: dict[str, Any], wanted: list[str], names: dict[str, str]) -
         return doc
     keep = {names[a] for a in wanted if a in names} | {"Name"}
     return {k: v for k, v in doc.items() if k in keep}
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("gluecat")
+    except PackageNotFoundError:  # run from a checkout without installing
+        return "unknown"
 
 
 def _default_principal() -> str:

@@ -23,6 +23,7 @@ from botocore import xform_name
 from botocore.exceptions import ClientError
 from botocore.model import ServiceModel
 
+from gluecat.api import extensions
 from gluecat.aws import sigv4
 from gluecat.aws.errors import AwsError, unknown_operation
 from gluecat.aws.keys import AccessKeys
@@ -68,7 +69,8 @@ def service_model(name: str) -> ServiceModel:
 
 @functools.cache
 def _glue() -> GlueJson:
-    return GlueJson(service_model("glue"))
+    # Glue's operations and gluecat's own (gluecat.api.extensions), served as Glue's are.
+    return GlueJson(extensions.glue_with_extensions())
 
 
 @functools.cache

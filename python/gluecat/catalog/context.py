@@ -168,7 +168,7 @@ def require_table(snap: Snapshot, database: str, name: str) -> Any:
     require_database(snap, database)
     table = snap.get(TABLE, (database, name))
     if table is None:
-        raise EntityNotFoundException(f"Table {name} not found in database {database}.")
+        raise EntityNotFoundException(f"Table {name} not found.")
     return table
 
 

@@ -32,7 +32,7 @@ def create_database(ctx: Context, database_input: dict[str, Any], tags: dict[str
 
     def build(snap: Snapshot) -> tuple[Changes, None]:
         if snap.get(DATABASE, (name,)) is not None:
-            raise AlreadyExistsException(f"Database {name} already exists.")
+            raise AlreadyExistsException("Database already exists.")
         if len(snap.records(DATABASE)) >= ctx.limits.databases:
             raise ResourceNumberLimitExceededException(
                 f"the catalog already has {ctx.limits.databases} databases, its limit"

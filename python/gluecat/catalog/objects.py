@@ -68,7 +68,7 @@ def require_governed(snap: Snapshot, database: str, name: str) -> dict[str, Any]
     """The table, which must exist and be governed (EntityNotFoundException, InvalidInputException)."""
     table = snap.get(TABLE, (database, name))
     if table is None:
-        raise EntityNotFoundException(f"Table {name} not found in database {database}.")
+        raise EntityNotFoundException(f"Table {name} not found.")
     if not is_governed(table):
         raise InvalidInputException(
             f"TableName: {database}.{name} is not a governed table (its TableType is "

@@ -47,6 +47,9 @@ from gluecat.store import codec
 from gluecat.store.conflicts import Reads
 from gluecat.store.snapshot import Changes, Snapshot
 
+# AWS Glue's own words for a missing or existing partition (they do not say which: the request does).
+NO_PARTITION = "Cannot find partition."
+PARTITION_EXISTS = "Partition already exists."
 MAX_PAGE = 1000
 
 
@@ -198,9 +201,7 @@ def _adding(
             if vk in seen or vk in existing:
                 if if_not_exists:
                     continue
-                raise AlreadyExistsException(
-                    f"Partition {values} already exists in {table['DatabaseName']}.{table['Name']}."
-                )
+                raise AlreadyExistsException(PARTITION_EXISTS)
             if not indexed_fine:
                 check_indexed(values)
         except GlueError as e:
@@ -318,9 +319,7 @@ def require_partition(
     _check_values(table, values, field)
     doc = _existing_doc(ctx, snap, table, values)
     if doc is None:
-        raise EntityNotFoundException(
-            f"Partition {values} not found in {table['DatabaseName']}.{table['Name']}."
-        )
+        raise EntityNotFoundException(NO_PARTITION)
     return doc
 
 
@@ -359,19 +358,16 @@ class _Updates:
 
     def update(self, values: list[str], part: dict[str, Any], fields: tuple[str, str]) -> None:
         """One UpdatePartition; ``fields`` name the values and the input in errors."""
-        database, name = self.table["DatabaseName"], self.table["Name"]
         _check_values(self.table, values, fields[0])
         _check_values(self.table, part["Values"], f"{fields[1]}.Values")
         old = self.doc(values)
         if old is None:
-            raise EntityNotFoundException(f"Partition {values} not found in {database}.{name}.")
+            raise EntityNotFoundException(NO_PARTITION)
         if part["Values"] != values:
             vk = value_key(part["Values"])
             taken = self.pending[vk] is not None if vk in self.pending else self.view.exists(vk)
             if taken:
-                raise AlreadyExistsException(
-                    f"Partition {part['Values']} already exists in {database}.{name}."
-                )
+                raise AlreadyExistsException(PARTITION_EXISTS)
             indexes.check_new_partition(
                 self.table, indexes.validating_indexes(self.snap, self.table), part["Values"]
             )
@@ -484,7 +480,7 @@ def delete_partition(ctx: Context, database: str, table_name: str, values: list[
         _check_values(table, values, "PartitionValues")
         v = _view(ctx, snap, table)
         if not v.exists(value_key(values)):
-            raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+            raise EntityNotFoundException(NO_PARTITION)
         changes = Changes()
         _commit_rows(table, [(values, None)], changes, snap=snap)
         changes.reads = _deletion_reads((database, table_name), [value_key(values)])
@@ -508,7 +504,7 @@ def batch_delete_partition(
                 _check_values(table, values, f"PartitionsToDelete[{i}].Values")
                 vk = value_key(values)
                 if vk in seen or not v.exists(vk):
-                    raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+                    raise EntityNotFoundException(NO_PARTITION)
             except GlueError as e:
                 errors.append(
                     {
@@ -591,7 +587,7 @@ def commit_partitions(
                 rows.append((values, None))
                 dropped.add(vk)
             elif not if_exists:
-                raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+                raise EntityNotFoundException(NO_PARTITION)
         # Re-adding a partition dropped in the same commit replaces it, once: a second addition of it is
         # what the same request without the drop answers (AlreadyExistsException, or skipped).
         fresh: list[dict[str, Any]] = []
@@ -603,9 +599,7 @@ def commit_partitions(
             if vk in readded:
                 if if_not_exists:
                     continue
-                raise AlreadyExistsException(
-                    f"Partition {p['Values']} already exists in {database}.{table_name}."
-                )
+                raise AlreadyExistsException(PARTITION_EXISTS)
             readded.add(vk)
             fresh.append(p)
         others = [p for p in add if value_key(p["Values"]) not in dropped] if dropped else add
@@ -662,7 +656,7 @@ def get_partition(ctx: Context, database: str, table_name: str, values: list[str
     _check_values(table, values, "PartitionValues")
     doc = _existing_doc(ctx, snap, table, values)
     if doc is None:
-        raise EntityNotFoundException(f"Partition {values} not found in {database}.{table_name}.")
+        raise EntityNotFoundException(NO_PARTITION)
     return {"Partition": _responses(table, ctx, [values], [doc], False)[0]}
 
 

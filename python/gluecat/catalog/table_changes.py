@@ -27,9 +27,14 @@ from typing import Any
 
 from gluecat.errors import AlreadyExistsException, InvalidInputException
 
-# Where a table's column order is kept when it is not its columns followed by its partition keys (a
-# Spark table partitioned by a column in the middle): positional writes line up with it.
+# Where gluecat once kept Spark's column order for a table partitioned by a column in the middle. Tables
+# now read in Glue's order (columns, then partition keys), as in Spark's built-in catalog, EMR and Athena;
+# the parameter is ignored, and dropped at a table's next change.
 COLUMN_ORDER = "gluecat.spark.column_order"
+# A column's DEFAULT, in its Parameters under Spark's names for it: the SQL that INSERT fills an omitted
+# column with, and the value that rows written before the column was added read as.
+CURRENT_DEFAULT = "CURRENT_DEFAULT"
+EXISTS_DEFAULT = "EXISTS_DEFAULT"
 # The data columns dropped from a table whose files find columns by name: their values are still in
 # the files, so a new column of the same name would bring them back.
 DROPPED_COLUMNS = "gluecat.dropped_columns"
@@ -75,6 +80,16 @@ class AddColumn:
     comment: str | None = None
     first: bool = False
     after: str | None = None
+    default: str | None = None
+    exists_default: str | None = None
+
+
+@dataclass(frozen=True)
+class UpdateColumnDefault:
+    """SET DEFAULT (``default``, its SQL) or DROP DEFAULT (None); rows already written keep their values."""
+
+    name: str
+    default: str | None
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,7 @@ TableChange = (
     | RenameColumn
     | UpdateColumnType
     | UpdateColumnComment
+    | UpdateColumnDefault
     | DeleteColumn
 )
 
@@ -125,9 +141,7 @@ class TableModel:
         self.keys = [dict(k) for k in table_input.get("PartitionKeys", [])]
         self.params = dict(table_input.get("Parameters") or {})
         self.layout = layout
-        self.order: list[str] | None = (
-            json.loads(self.params[COLUMN_ORDER]) if COLUMN_ORDER in self.params else None
-        )
+        self.params.pop(COLUMN_ORDER, None)
         self.dropped: list[str] = json.loads(self.params.get(DROPPED_COLUMNS, "[]"))
 
     @property
@@ -159,8 +173,6 @@ class TableModel:
 
     def to_input(self) -> dict[str, Any]:
         params = dict(self.params)
-        if self.order is not None:
-            params[COLUMN_ORDER] = json.dumps(self.order)
         if self.dropped:
             params[DROPPED_COLUMNS] = json.dumps(self.dropped)
         return {
@@ -207,8 +219,6 @@ def _apply(m: TableModel, change: TableChange) -> None:
                     "the values instead"
                 )
             m._check_new_name(new_name)
-            if m.order is not None:
-                m.order[m.order.index(group[i]["Name"])] = new_name
             group[i]["Name"] = new_name
         case UpdateColumnType(name, type_):
             group, i = m.existing(name)
@@ -216,6 +226,17 @@ def _apply(m: TableModel, change: TableChange) -> None:
         case UpdateColumnComment(name, comment):
             group, i = m.existing(name)
             group[i]["Comment"] = comment
+        case UpdateColumnDefault(name, default):
+            group, i = m.existing(name)
+            params = dict(group[i].get("Parameters") or {})
+            if default is None:
+                params.pop(CURRENT_DEFAULT, None)
+            else:
+                params[CURRENT_DEFAULT] = default
+            if params:
+                group[i]["Parameters"] = params
+            else:
+                group[i].pop("Parameters", None)
         case DeleteColumn(name, if_exists):
             _delete_column(m, name, if_exists)
 
@@ -225,14 +246,14 @@ def _add_column(m: TableModel, change: AddColumn) -> None:
     col: dict[str, Any] = {"Name": change.name, "Type": change.type}
     if change.comment:
         col["Comment"] = change.comment
+    defaults = {CURRENT_DEFAULT: change.default, EXISTS_DEFAULT: change.exists_default}
+    if any(v is not None for v in defaults.values()):
+        col["Parameters"] = {k: v for k, v in defaults.items() if v is not None}
     if m.layout is Layout.BY_POSITION and (change.first or change.after):
         raise InvalidInputException(
             f"Column {change.name} can only be added last to {m.name}: its data files find columns by "
             "position, so a column placed before others would read their values"
         )
-    if m.order is not None:
-        at = m.order.index(change.after) + 1 if change.after in m.order else len(m.order)
-        m.order.insert(0 if change.first else at, change.name)
     if change.first:
         m.columns.insert(0, col)
     elif change.after:
@@ -262,8 +283,6 @@ def _delete_column(m: TableModel, name: str, if_exists: bool) -> None:
         raise InvalidInputException(
             f"Column {name} is the last data column of {m.name} and cannot be dropped"
         )
-    if m.order is not None:
-        m.order.remove(group[i]["Name"])
     if m.layout is Layout.BY_NAME:
         m.dropped.append(group[i]["Name"])
     del group[i]

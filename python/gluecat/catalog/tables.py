@@ -113,7 +113,7 @@ def create_table(
         snap = ctx.read_snapshot(None, transaction_id)
         db = require_database(snap, database)
         if snap.get(TABLE, (database, name)) is not None:
-            raise AlreadyExistsException(f"Table {name} already exists.")
+            raise AlreadyExistsException("Table already exists.")
         base = db.get("LocationUri")
         table_input = iceberg.registered(
             table_input, open_table_format, _default_location(base, database, name) if base else None
@@ -155,7 +155,7 @@ def _new_table(
     name = table_input["Name"]
     require_database(snap, database)
     if snap.get(TABLE, (database, name)) is not None:
-        raise AlreadyExistsException(f"Table {name} already exists.")
+        raise AlreadyExistsException("Table already exists.")
     limit = ctx.limits.tables_per_database
     if not replacing_one and len(snap.keys_with_prefix(TABLE, (database,))) >= limit:
         raise ResourceNumberLimitExceededException(
@@ -480,7 +480,7 @@ def get_table_version(ctx: Context, database: str, name: str, version_id: str | 
     vid = table["VersionId"] if version_id is None else str(_parse_version_id(version_id))
     doc = snap.get(TABLE_VERSION, _version_key(database, name, vid))
     if doc is None:
-        raise EntityNotFoundException(f"Version {vid} of table {database}.{name} not found.")
+        raise EntityNotFoundException("Version not found.")
     return {"TableVersion": {"Table": copy_doc(doc), "VersionId": vid}}
 
 
@@ -511,7 +511,7 @@ def _version_deletion(snap: Snapshot, database: str, name: str, version_id: str,
     vid = str(_parse_version_id(version_id))
     key = _version_key(database, name, vid)
     if snap.get(TABLE_VERSION, key) is None:
-        raise EntityNotFoundException(f"Version {vid} of table {database}.{name} not found.")
+        raise EntityNotFoundException("Version not found.")
     if vid == table["VersionId"]:
         raise InvalidInputException(
             f"VersionId: {vid} is the current version of {database}.{name} and cannot be deleted"

@@ -44,17 +44,20 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pyarrow.fs as pafs
 
-from gluecat import Catalog, locations
+from gluecat import locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
 from gluecat.api.patterns import check_db_or_table_name
 from gluecat.api.table_kinds import is_external
 from gluecat.data.refusals import SparkRefusal, quoted
 from gluecat.errors import EntityNotFoundException, InternalServiceException, InvalidInputException
+
+if TYPE_CHECKING:
+    from gluecat.spark.remote import GlueClient
 
 STAGING_PREFIX = ".gluecat-staging-"
 DROPPING_PREFIX = ".gluecat-dropping-"  # a dropped table's or partition's folder, until it is deleted
@@ -384,7 +387,7 @@ def _unmark(fs: pafs.FileSystem, path: str) -> None:
 class DataFiles:
     """The data-file life cycle of one warehouse's tables, by the rules in this module's docstring."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: GlueClient) -> None:
         self.catalog = catalog
 
     # -- where tables live ---------------------------------------------------------------------
@@ -399,6 +402,11 @@ class DataFiles:
 
     def _default_database_folder(self, name: str) -> str:
         """``<warehouse>/<db>.db``, of the database's name as the catalog stores it (lower case)."""
+        if self.catalog.warehouse is None:  # a catalog service that is not gluecat names none
+            raise InvalidInputException(
+                f"Database {name} has no LocationUri, and the catalog names no warehouse to put its tables "
+                "in: give the database a LOCATION, or set the Spark catalog's warehouse option"
+            )
         return f"{self.catalog.warehouse.rstrip('/')}/{name}.db"
 
     def default_location(self, database: str, name: str) -> str:
@@ -476,7 +484,10 @@ class DataFiles:
         own = (table["DatabaseName"], table["Name"]) if table is not None else None
         gone = {tuple(v) for v in leaving}
         claims = Claims()
-        claims.add_tree(f"{self.catalog.warehouse.rstrip('/')}/{_STORE_FOLDER}", "the catalog's own files")
+        if self.catalog.warehouse is not None:
+            claims.add_tree(
+                f"{self.catalog.warehouse.rstrip('/')}/{_STORE_FOLDER}", "the catalog's own files"
+            )
         for db in every(self.catalog.get_databases, "DatabaseList"):
             for t in every(self.catalog.get_tables, "TableList", DatabaseName=db["Name"]):
                 ident = (db["Name"], t["Name"])
@@ -753,10 +764,7 @@ class DataFiles:
     @staticmethod
     def moved(location: str, old: str, new: str) -> str:
         """``location`` with the folder ``old`` it lies in replaced by ``new``; unchanged if outside it."""
-        key, old_key = folder_key(location), folder_key(old)
-        if not _inside(key, old_key):
-            return location
-        return new.rstrip("/") + key[len(old_key) :]
+        return locations.moved(location, old, new)
 
     def plan_rename_partition(
         self, table: dict[str, Any], values: list[str], new_values: list[str], location: str

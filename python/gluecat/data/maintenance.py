@@ -13,16 +13,18 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 import pyarrow.fs as pafs
 
-from gluecat import Catalog
 from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, partition_namer
 from gluecat.catalog.context import base_type
 from gluecat.data.files import DataFiles, FolderMove, filesystem, folder_key
 from gluecat.errors import InvalidInputException
+
+if TYPE_CHECKING:
+    from gluecat.spark.remote import GlueClient
 
 _BATCH = 100  # BatchCreatePartition's page
 _INTEGRAL = {"tinyint", "smallint", "int", "integer", "bigint", "long"}
@@ -77,7 +79,7 @@ def discover(location: str, keys: list[dict[str, Any]]) -> tuple[list[tuple[list
 
 
 def repair_table(
-    catalog: Catalog, files: DataFiles, table: dict[str, Any], add: bool, drop: bool
+    catalog: GlueClient, files: DataFiles, table: dict[str, Any], add: bool, drop: bool
 ) -> list[dict[str, str]]:
     """MSCK REPAIR TABLE: what was added, dropped and skipped, one row per partition."""
     keys = table.get("PartitionKeys") or []
@@ -157,7 +159,7 @@ def partition_values(table: dict[str, Any], partition: str) -> list[str]:
 
 
 def set_partition_location(
-    catalog: Catalog, table: dict[str, Any], values: list[str], location: str
+    catalog: GlueClient, table: dict[str, Any], values: list[str], location: str
 ) -> list[dict[str, str]]:
     """ALTER TABLE ... PARTITION (...) SET LOCATION: the partition reads and writes there from now on; its files
     stay where they are, as in Hive."""
@@ -177,7 +179,7 @@ def set_partition_location(
 
 
 def rename_partition(
-    catalog: Catalog, files: DataFiles, table: dict[str, Any], values: list[str], new_values: list[str]
+    catalog: GlueClient, files: DataFiles, table: dict[str, Any], values: list[str], new_values: list[str]
 ) -> int:
     """PARTITION (...) RENAME TO PARTITION (...): one commit (the new partition with the old one's descriptor
     and parameters, the old one dropped); a managed table's partition at its Hive path moves to the new values'

@@ -21,13 +21,6 @@ def rename_table(
     one or none."""
     move = files.plan_rename(table, database, new["Name"])
     moving = FolderMove(*move) if move is not None else None
-
-    def relocated(sd: dict[str, Any]) -> dict[str, Any]:
-        sd = dict(sd)
-        if move is not None and sd.get("Location"):
-            sd["Location"] = DataFiles.moved(sd["Location"], *move)
-        return sd
-
     old_location = (table.get("StorageDescriptor") or {}).get("Location")
     sd = dict(new.get("StorageDescriptor") or {})
     if move is not None and old_location and sd.get("Location") in (None, old_location):
@@ -37,7 +30,9 @@ def rename_table(
         moving.prepare()
         moving.switch()
     try:
-        catalog.rename_table(Table=table, NewDatabaseName=database, TableInput=new, RelocateStorage=relocated)
+        # MovedFolder, not a function: a catalog over the wire relocates the partitions itself.
+        moved = {"From": move[0], "To": move[1]} if move is not None else None
+        catalog.rename_table(Table=table, NewDatabaseName=database, TableInput=new, MovedFolder=moved)
     except BaseException as e:
         # A commit whose outcome is unknown (its log entry may have been published) may have made the
         # new table over the moved folder: the folder moves back only while the old table is there.

@@ -36,36 +36,69 @@ def hadoop_aws_package() -> str:
     raise FileNotFoundError(f"no {prefix}<version>.jar in {jars}: which Hadoop pyspark runs is unknown")
 
 
-def spark_conf(warehouse: str, name: str = "glue", python: str | None = None) -> dict[str, str]:
-    """The Spark settings that mount a gluecat warehouse as catalog `name`.
+def spark_conf(
+    warehouse: str | None = None,
+    name: str = "glue",
+    python: str | None = None,
+    *,
+    endpoint: str | None = None,
+    region: str | None = None,
+    profile: str | None = None,
+) -> dict[str, str]:
+    """The Spark settings that mount a catalog as `name`: a gluecat warehouse this application opens, or
+    (``endpoint``) a catalog service's Glue API: gluecat serve, any Glue; AWS Glue itself by ``region``
+    alone. Credentials and the CA bundle come from the AWS chain, as boto3 finds them; ``warehouse`` is
+    then where tables made without a location go (gluecat serve's own by default).
 
     ``python`` is the interpreter (with gluecat installed) that a JVM-only Spark process (spark-sql,
     spark-shell) starts for the catalog; by default this one.
     """
-    return {
+    if not (warehouse or endpoint or region or profile):
+        raise ValueError(
+            "spark_conf: give a warehouse, or the endpoint (region, profile) of a catalog service"
+        )
+    conf = {
         "spark.jars": str(jar_path()),
         "spark.sql.extensions": EXTENSIONS_CLASS,
         f"spark.sql.catalog.{name}": CATALOG_CLASS,
-        f"spark.sql.catalog.{name}.warehouse": warehouse,
-        f"spark.sql.catalog.{name}.python": python or sys.executable,
     }
+    options = {"warehouse": warehouse, "endpoint": endpoint, "region": region, "profile": profile}
+    conf.update({f"spark.sql.catalog.{name}.{k}": v for k, v in options.items() if v})
+    conf[f"spark.sql.catalog.{name}.python"] = python or sys.executable
+    return conf
 
 
-def session(warehouse: str, name: str = "glue", master: str = "local[2]", **conf: str) -> Any:
-    """A SparkSession with `warehouse` mounted as catalog `name`, its calls served by this process."""
+def session(
+    warehouse: str | None = None,
+    name: str = "glue",
+    master: str = "local[2]",
+    *,
+    endpoint: str | None = None,
+    region: str | None = None,
+    profile: str | None = None,
+    **conf: str,
+) -> Any:
+    """A SparkSession with a catalog mounted as `name` (a warehouse, or a catalog service: see spark_conf),
+    its calls served by this process, as are those of any gluecat catalog set later (spark.conf.set)."""
     from pyspark.java_gateway import ensure_callback_server_started
     from pyspark.sql import SparkSession
 
-    from gluecat import Catalog
-    from gluecat.spark.backend import Backend
+    from gluecat.spark.catalogs import Catalogs, open_catalog
 
-    warehouse = os.path.abspath(warehouse) if "://" not in warehouse else warehouse
+    if warehouse is not None and "://" not in warehouse:
+        warehouse = os.path.abspath(warehouse)
+    settings = spark_conf(warehouse, name, endpoint=endpoint, region=region, profile=profile)
     builder = SparkSession.builder.master(master).config("spark.ui.enabled", "false")
-    for key, value in {**spark_conf(warehouse, name), **conf}.items():
+    for key, value in {**settings, **conf}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     gateway: Any = spark.sparkContext._gateway
     ensure_callback_server_started(gateway)
     # Registered before the catalog is first used: Spark instantiates it lazily on first reference.
-    gateway.jvm.io.gluecat.spark.Registry.register(warehouse, Backend(Catalog(warehouse)))
+    registry = gateway.jvm.io.gluecat.spark.Registry
+    registry.registerFactory(Catalogs())
+    if endpoint is None and region is None and profile is None and warehouse is not None:
+        from gluecat.spark.backend import Backend
+
+        registry.register(warehouse, Backend(open_catalog({"warehouse": warehouse})))
     return spark

@@ -1,4 +1,5 @@
-"""The Python half of the Spark shim: answers io.gluecat.spark.PythonCatalog calls from gluecat.Catalog.
+"""The Python half of the Spark shim: answers io.gluecat.spark.PythonCatalog calls from a gluecat.Catalog (a
+warehouse opened here) or a RemoteCatalog (a catalog service over the Glue API: gluecat.spark.remote).
 
 Each call carries one operation and a JSON document; the answer is {"ok": result} or
 {"error": <Glue error code>, "message": ...} so the shim can raise Spark's own exception with our message.
@@ -47,6 +48,7 @@ from gluecat.locations import folder_name_problem
 from gluecat.spark import formats, statistics, views
 from gluecat.spark.governed import GovernedWrites, is_governed, objects_answer
 from gluecat.spark.partition_values import as_spark_reads
+from gluecat.spark.remote import GlueClient, NotImplementedByServer, RemoteCatalog
 
 # Glue keeps the namespace comment and location in fields of their own, Spark in reserved properties.
 _DB_FIELDS = {"comment": "Description", "location": "LocationUri"}
@@ -64,6 +66,8 @@ _RESERVED = {
 }
 _BATCH = 100  # BatchCreatePartition's and BatchGetPartition's comfortable page
 COLUMN_ORDER = tc.COLUMN_ORDER
+# A column's DEFAULT, in the Glue Column's Parameters: Spark's own metadata keys (ResolveDefaultColumns).
+_DEFAULTS = {"current_default": tc.CURRENT_DEFAULT, "exists_default": tc.EXISTS_DEFAULT}
 # Table parameters that describe the files' format, which CREATE TABLE ... LIKE keeps.
 _FORMAT_PARAMETERS = {"classification", formats.HEADER}
 
@@ -89,6 +93,32 @@ def _pushable(spark_filter: dict[str, Any]) -> bool:
     except GlueError:
         return True  # refused for another reason: the catalog call says why
     return True
+
+
+def glue_column(c: dict[str, Any]) -> dict[str, Any]:
+    """A column as the shim sends it, as a Glue Column: a DEFAULT is kept in its Parameters under the
+    names Spark gives it in a field's metadata (its SQL, and the value rows written before it read as)."""
+    out: dict[str, Any] = {"Name": c["name"], "Type": c["type"]}
+    if c.get("comment"):
+        out["Comment"] = c["comment"]
+    defaults = {key: c[field] for field, key in _DEFAULTS.items() if c.get(field) is not None}
+    if defaults:
+        out["Parameters"] = defaults
+    return out
+
+
+def spark_column(c: dict[str, Any]) -> dict[str, Any]:
+    """A Glue Column as the shim reads it."""
+    out: dict[str, Any] = {
+        "name": c["Name"],
+        "type": c.get("Type", "string"),
+        "comment": c.get("Comment", ""),
+    }
+    params = c.get("Parameters") or {}
+    for field, key in _DEFAULTS.items():
+        if key in params:
+            out[field] = params[key]
+    return out
 
 
 def table_input(table: dict[str, Any]) -> dict[str, Any]:
@@ -143,7 +173,11 @@ def _change(change: dict[str, Any]) -> tc.TableChange:
             change.get("comment"),
             bool(change.get("first")),
             change.get("after"),
+            change.get("current_default"),
+            change.get("exists_default"),
         )
+    if op == "update_column_default":
+        return tc.UpdateColumnDefault(change["name"], change.get("default"))
     if op == "rename_column":
         return tc.RenameColumn(change["name"], change["new_name"])
     if op == "update_column_type":
@@ -155,7 +189,7 @@ def _change(change: dict[str, Any]) -> tc.TableChange:
     raise InvalidInputException(f"unsupported table change {op!r}")
 
 
-def _check_readable_types(catalog: Catalog, table: dict[str, Any], changes: list[tc.TableChange]) -> None:
+def _check_readable_types(catalog: GlueClient, table: dict[str, Any], changes: list[tc.TableChange]) -> None:
     """Refuses a data column's new type that the table's files, written with its earlier types, would not
     read as (Spark's built-in catalog refuses every type change): the reads would fail, or return other
     values. Its earlier types are those of the table's versions. A partition column's values are the
@@ -191,9 +225,10 @@ def _check_readable_types(catalog: Catalog, table: dict[str, Any], changes: list
 
 
 class Backend:
-    """Implements io.gluecat.spark.PythonCatalog for one warehouse."""
+    """Implements io.gluecat.spark.PythonCatalog for one catalog: a warehouse opened here (a
+    ``gluecat.Catalog``) or a catalog service over the Glue API (a ``RemoteCatalog``)."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: GlueClient) -> None:
         self.catalog = catalog
         self.files = DataFiles(catalog)
         self.governed = GovernedWrites(catalog)
@@ -204,7 +239,14 @@ class Backend:
             if handler is None:
                 raise InvalidInputException(f"unknown gluecat backend operation {operation!r}")
             with gc_paused():  # a call builds documents and lists, none in a reference cycle
-                return json.dumps({"ok": handler(json.loads(arguments))})
+                args = json.loads(arguments)
+                # The Spark statement the call is for (the shim's Statements): a remote catalog's reads
+                # are kept for it, and for no other.
+                statement = args.pop("statement", None) if isinstance(args, dict) else None
+                if isinstance(self.catalog, RemoteCatalog):
+                    with self.catalog.statement(statement):
+                        return json.dumps({"ok": handler(args)})
+                return json.dumps({"ok": handler(args)})
         except SparkRefusal as e:
             spark = {"class": e.error_class, "params": e.params}
             return json.dumps({"error": e.code, "message": e.message, "spark": spark})
@@ -363,11 +405,8 @@ class Backend:
         """A Glue table as the shim's TableInfo reads it."""
         sd = table.get("StorageDescriptor") or {}
 
-        def columns(cols: list[dict[str, Any]]) -> list[dict[str, str]]:
-            return [
-                {"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")}
-                for c in cols
-            ]
+        def columns(cols: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [spark_column(c) for c in cols]
 
         props = dict(table.get("Parameters", {}))
         fmt: str | None = None
@@ -400,9 +439,12 @@ class Backend:
             # A managed table's folder is the catalog's choice: SHOW CREATE TABLE leaves LOCATION out, as
             # for Spark's own managed tables (run again, it would make an external table over this folder).
             props["is_managed_location"] = "true"
-        order = props.pop(COLUMN_ORDER, None)
-        # Read after the table: every read of it that Spark plans from this load comes later.
-        live = governed and as_of is None and transaction is None
+        props.pop(COLUMN_ORDER, None)  # an earlier gluecat's record of Spark's order: Glue's order is shown
+        # Read after the table: every read of it that Spark plans from this load comes later. A catalog
+        # service's versions are not its clients' to know: its writes start their transactions when they begin.
+        live = (
+            governed and as_of is None and transaction is None and not isinstance(self.catalog, RemoteCatalog)
+        )
         return {
             "governed": governed,
             "loaded_version": self.catalog.warehouse_version() if live else None,
@@ -411,7 +453,6 @@ class Backend:
             "as_of": as_of.isoformat() if as_of is not None else None,
             "columns": columns(sd.get("Columns", [])),
             "partition_keys": columns(table.get("PartitionKeys", [])),
-            "order": json.loads(order) if order else None,
             "properties": props,
             "location": sd.get("Location"),
             "format": fmt,
@@ -501,12 +542,6 @@ class Backend:
         location = props.get("location") or self.files.default_location(args["database"], args["name"])
         options = {k.removeprefix("option."): v for k, v in props.items() if k.startswith("option.")}
 
-        def column(c: dict[str, Any]) -> dict[str, Any]:
-            out = {"Name": c["name"], "Type": c["type"]}
-            if c.get("comment"):
-                out["Comment"] = c["comment"]
-            return out
-
         # Spark passes each OPTIONS entry twice, as option.k and k; the SerDe parameters keep it once.
         params = {
             k: v
@@ -516,17 +551,14 @@ class Backend:
         params.update(storage.parameters)
         if external:
             params["EXTERNAL"] = "TRUE"  # as Hive records an external table, besides its TableType
-        names = [c["name"] for c in args["columns"]] + [c["name"] for c in args["partition_keys"]]
-        if args.get("order") and args["order"] != names:
-            params[COLUMN_ORDER] = json.dumps(args["order"])
         table: dict[str, Any] = {
             "Name": args["name"],
             "StorageDescriptor": {
                 **sd,
-                "Columns": [column(c) for c in args["columns"]],
+                "Columns": [glue_column(c) for c in args["columns"]],
                 "Location": location,
             },
-            "PartitionKeys": [column(c) for c in args["partition_keys"]],
+            "PartitionKeys": [glue_column(c) for c in args["partition_keys"]],
             "TableType": "EXTERNAL_TABLE" if external else "MANAGED_TABLE",
             "Parameters": params,
         }
@@ -639,23 +671,10 @@ class Backend:
         source = self._table({"database": args["source_database"], "name": args["source_name"]})
         props = dict(args.get("properties", {}))
         sd_source = source.get("StorageDescriptor") or {}
-        keys = [
-            {"name": k["Name"], "type": k.get("Type", "string")} for k in source.get("PartitionKeys") or []
-        ]
-        columns = [
-            {"name": c["Name"], "type": c.get("Type", "string"), "comment": c.get("Comment", "")}
-            for c in sd_source.get("Columns", [])
-        ]
-        order = (source.get("Parameters") or {}).get(COLUMN_ORDER)
+        keys = [spark_column(k) for k in source.get("PartitionKeys") or []]
+        columns = [spark_column(c) for c in sd_source.get("Columns", [])]
         if props.get("provider") or any(k.startswith("hive.") for k in props):
-            self.op_create_table(
-                {
-                    **args,
-                    "columns": columns,
-                    "partition_keys": keys,
-                    "order": json.loads(order) if order else None,
-                }
-            )
+            self.op_create_table({**args, "columns": columns, "partition_keys": keys})
             return
         inherited = {k: v for k, v in (source.get("Parameters") or {}).items() if k in _FORMAT_PARAMETERS}
         external = bool(props.get("location")) or str(props.get("external", "")).lower() == "true"
@@ -664,8 +683,6 @@ class Backend:
             k: v for k, v in props.items() if k not in _RESERVED and not k.startswith(("option.", "hive."))
         }
         params = {**inherited, **params}
-        if order:
-            params[COLUMN_ORDER] = order
         if external:
             params["EXTERNAL"] = "TRUE"
         sd = {
@@ -707,7 +724,8 @@ class Backend:
 
     def op_rename_table(self, args: dict[str, Any]) -> None:
         """Glue has no rename: the table is made again under its new name with its partitions and indexes,
-        and the old one deleted, in one catalog commit (Catalog.rename_table) that fails with
+        and the old one deleted, in one catalog commit (RenameTable, locally and on gluecat serve; another
+        Glue renames as AWS's clients do, not atomically: gluecat.spark.remote) that fails with
         ConcurrentModificationException if another client updated or replaced the table since it was read
         here, and carries the partitions it holds at the commit.
 
@@ -1113,7 +1131,10 @@ class Backend:
         ]
         if rows is not None:
             out.append({"statistic": statistics.ROWS, "value": str(rows)})
-        stored, skipped = statistics.store(self.catalog, table, args.get("column_stats") or {})
+        try:
+            stored, skipped = statistics.store(self.catalog, table, args.get("column_stats") or {})
+        except NotImplementedByServer:  # a Glue without column statistics: the table's are kept
+            stored, skipped = [], ["the catalog service keeps no column statistics"]
         out += [{"statistic": "column statistics", "value": c} for c in stored]
         out += [{"statistic": "no column statistics", "value": why} for why in skipped]
         return out

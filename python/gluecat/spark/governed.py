@@ -34,7 +34,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from gluecat import Catalog, LakeFormation, locations
+from gluecat import LakeFormation, locations
 from gluecat.catalog.governed import WAREHOUSE_VERSION
 from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
@@ -46,7 +46,9 @@ from gluecat.errors import (
     InvalidInputException,
     OperationTimeoutException,
 )
+from gluecat.spark.remote import GlueClient, RemoteCatalog, RemoteLakeFormation
 
+LakeFormationClient = LakeFormation | RemoteLakeFormation
 TX_FOLDER_PREFIX = ".gluecat-tx-"
 BATCH = 100  # UpdateTableObjects and DeleteObjectsOnCancel take at most 100 entries a call
 _HASH_THREADS = 4
@@ -105,10 +107,10 @@ class _Heartbeat:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._due: dict[str, tuple[LakeFormation, float]] = {}
+        self._due: dict[str, tuple[LakeFormationClient, float]] = {}
         self._thread: threading.Thread | None = None
 
-    def add(self, lf: LakeFormation, tx: str) -> None:
+    def add(self, lf: LakeFormationClient, tx: str) -> None:
         with self._lock:
             self._due[tx] = (lf, time.monotonic() + lf.transaction_timeout / 3)
             if self._thread is None or not self._thread.is_alive():
@@ -148,13 +150,16 @@ class _File:
 class GovernedWrites:
     """The write jobs and reads of one warehouse's governed tables, on its Lake Formation API."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: GlueClient) -> None:
         self.catalog = catalog
         self._clients: dict[float, LakeFormation] = {}
         self._heartbeat = _Heartbeat()
 
-    def lake_formation(self, timeout: float | None = None) -> LakeFormation:
-        """The Lake Formation client whose transactions idle out after ``timeout`` seconds."""
+    def lake_formation(self, timeout: float | None = None) -> LakeFormationClient:
+        """The Lake Formation client whose transactions idle out after ``timeout`` seconds (a catalog
+        service's: after the server's own timeout, at the same endpoint)."""
+        if isinstance(self.catalog, RemoteCatalog):
+            return self.catalog.lake_formation()
         key = float(timeout or DEFAULT_TIMEOUT_SECONDS)
         if key not in self._clients:
             self._clients[key] = LakeFormation(self.catalog, transaction_timeout=key)
@@ -418,7 +423,7 @@ class GovernedWrites:
         yield from ((values, uri) for uri, values in mine.items())
 
 
-def _commit(lf: LakeFormation, tx: str) -> None:
+def _commit(lf: LakeFormationClient, tx: str) -> None:
     """Commits a job's transaction. A commit that failed for the store's sake (not a conflict) may have
     published already, and is finished by whoever reads the transaction once it is stale: the job's
     error says so rather than let the job's data appear after a failure that did not mention it."""
@@ -432,7 +437,7 @@ def _commit(lf: LakeFormation, tx: str) -> None:
         ) from e
 
 
-def _remove_if_aborted(lf: LakeFormation, tx: str, fs: pafs.FileSystem, moved: list[str]) -> None:
+def _remove_if_aborted(lf: LakeFormationClient, tx: str, fs: pafs.FileSystem, moved: list[str]) -> None:
     """The files a failed job moved into place, deleted once its transaction is known to be ABORTED. An
     abort by someone else (a cancel, its idle timeout noticed) may have deleted its recorded files before
     they were moved there, and nothing else would; a commit whose outcome is unknown keeps them."""

@@ -13,11 +13,13 @@ import math
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gluecat import Catalog
 from gluecat.api.shapes import decimal_holds
 from gluecat.catalog.context import base_type
+
+if TYPE_CHECKING:
+    from gluecat.spark.remote import GlueClient
 
 ROWS, SIZE, FILES, RAW_SIZE = "numRows", "totalSize", "numFiles", "rawDataSize"
 SPARK_ROWS, SPARK_SIZE = "spark.sql.statistics.numRows", "spark.sql.statistics.totalSize"
@@ -63,7 +65,7 @@ def without_statistics(params: dict[str, str]) -> dict[str, str] | None:
     return kept if len(kept) != len(params) else None
 
 
-def has_column_statistics(catalog: Catalog, table: dict[str, Any]) -> bool:
+def has_column_statistics(catalog: GlueClient, table: dict[str, Any]) -> bool:
     """Whether any column of the table has Glue column statistics."""
     names = [c["Name"] for c in (table.get("StorageDescriptor") or {}).get("Columns", [])]
     return any(
@@ -190,7 +192,7 @@ def _external(kind: str, value: Any) -> str | None:
 
 
 def store(
-    catalog: Catalog, table: dict[str, Any], column_stats: dict[str, dict[str, Any]]
+    catalog: GlueClient, table: dict[str, Any], column_stats: dict[str, dict[str, Any]]
 ) -> tuple[list[str], list[str]]:
     """Stores Spark's column statistics as Glue's; answers the columns stored and the reasons others were not."""
     columns = {c["Name"].lower(): c for c in (table.get("StorageDescriptor") or {}).get("Columns", [])}
@@ -224,7 +226,7 @@ def _batches(items: list[Any], size: int) -> Iterator[list[Any]]:
         yield items[start : start + size]
 
 
-def for_spark(catalog: Catalog, table: dict[str, Any]) -> dict[str, Any] | None:
+def for_spark(catalog: GlueClient, table: dict[str, Any]) -> dict[str, Any] | None:
     """The statistics Spark's planner and DESCRIBE read, when ANALYZE (or anyone) stored some: size in bytes,
     row count, and column statistics by column name."""
     params = table.get("Parameters") or {}

@@ -6,12 +6,14 @@ view.sqlConfig.*, view.schemaMode). A view and a table share one namespace of na
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from gluecat import Catalog
 from gluecat.api.pages import every_table
 from gluecat.api.table_kinds import is_external
 from gluecat.errors import EntityNotFoundException
+
+if TYPE_CHECKING:
+    from gluecat.spark.remote import GlueClient
 
 VIEW = "VIRTUAL_VIEW"
 _NAMESPACE = "view.catalogAndNamespace."
@@ -89,18 +91,18 @@ def view_of(table: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _get(catalog: Catalog, database: str, name: str) -> dict[str, Any]:
+def _get(catalog: GlueClient, database: str, name: str) -> dict[str, Any]:
     table: dict[str, Any] = catalog.get_table(DatabaseName=database, Name=name)["Table"]
     if not is_view(table):
         raise EntityNotFoundException(f"{database}.{name} is a table, not a view")
     return table
 
 
-def get_view(catalog: Catalog, database: str, name: str) -> dict[str, Any]:
+def get_view(catalog: GlueClient, database: str, name: str) -> dict[str, Any]:
     return view_of(_get(catalog, database, name))
 
 
-def create_view(catalog: Catalog, database: str, name: str, view: dict[str, Any], replace: bool) -> None:
+def create_view(catalog: GlueClient, database: str, name: str, view: dict[str, Any], replace: bool) -> None:
     """CREATE VIEW (a name any table or view holds is taken) or, with ``replace``, ALTER VIEW / CREATE OR
     REPLACE of an existing view (never of a table)."""
     table = view_input(name, view)
@@ -111,7 +113,7 @@ def create_view(catalog: Catalog, database: str, name: str, view: dict[str, Any]
         catalog.create_table(DatabaseName=database, TableInput=table)
 
 
-def drop_view(catalog: Catalog, database: str, name: str) -> bool:
+def drop_view(catalog: GlueClient, database: str, name: str) -> bool:
     try:
         read = _get(catalog, database, name)
     except EntityNotFoundException:
@@ -120,14 +122,14 @@ def drop_view(catalog: Catalog, database: str, name: str) -> bool:
     return True
 
 
-def rename_view(catalog: Catalog, database: str, name: str, new_database: str, new_name: str) -> None:
+def rename_view(catalog: GlueClient, database: str, name: str, new_database: str, new_name: str) -> None:
     old = _get(catalog, database, name)
     catalog.rename_table(
         Table=old, NewDatabaseName=new_database, TableInput=view_input(new_name, view_of(old))
     )
 
 
-def kinds(catalog: Catalog, database: str) -> list[list[str]]:
+def kinds(catalog: GlueClient, database: str) -> list[list[str]]:
     """Each table and view of a database with its kind (MANAGED, EXTERNAL or VIEW), as Spark's TableSummary
     names them."""
     out = []

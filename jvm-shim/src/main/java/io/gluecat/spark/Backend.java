@@ -4,24 +4,49 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
+import java.util.List;
 import java.util.Map;
 
-/** Calls into the Python catalog of one warehouse: one operation, one JSON document each way. */
+/** Calls into the Python catalog of one Spark catalog: one operation, one JSON document each way. */
 public final class Backend {
     static final ObjectMapper JSON = new ObjectMapper();
 
     private final String catalog;
-    private final String warehouse;
-    private final org.apache.spark.sql.util.CaseInsensitiveStringMap options;
+    private final String key;
+    private final Map<String, String> options;
 
-    Backend(String catalog, String warehouse, org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
+    Backend(String catalog, org.apache.spark.sql.util.CaseInsensitiveStringMap options) {
         this.catalog = catalog;
-        this.warehouse = warehouse;
-        this.options = options;
+        this.options = new java.util.TreeMap<>();
+        options.forEach((k, v) -> this.options.put(k.toLowerCase(java.util.Locale.ROOT), v));
+        this.key = key(this.options);
     }
 
-    String warehouse() {
-        return warehouse;
+    /** Which Python catalog the options name: a warehouse by its path (as before catalog services), a catalog
+     * service by its endpoint, region, profile and warehouse. Catalogs of one key share one backend. */
+    static String key(Map<String, String> options) {
+        if (!remote(options)) {
+            return options.get("warehouse");
+        }
+        Map<String, String> names = new java.util.TreeMap<>();
+        for (String option : List.of("endpoint", "region", "profile", "warehouse")) {
+            if (options.get(option) != null) {
+                names.put(option, options.get(option));
+            }
+        }
+        return "glue-api:" + JSON.valueToTree(names);
+    }
+
+    /** Whether the options name a catalog service over the Glue API (an endpoint, or AWS Glue by its region or
+     * profile) rather than a warehouse opened by this application. */
+    static boolean remote(Map<String, String> options) {
+        return options.get("endpoint") != null
+            || (options.get("warehouse") == null && (options.get("region") != null || options.get("profile") != null));
+    }
+
+    /** The key of this catalog's Python backend (and of what the JVM keeps for it, see Identities). */
+    String key() {
+        return key;
     }
 
     static ObjectNode args() {
@@ -34,7 +59,13 @@ public final class Backend {
 
     /** The answer's "ok" part; a gluecat error arrives as {@link GlueError} carrying the Glue error code. */
     public JsonNode call(String op, ObjectNode arguments) {
-        String answer = Registry.lookup(catalog, warehouse, options).call(op, arguments.toString());
+        String statement = Statements.current();
+        if (statement != null) {
+            arguments.put("statement", statement);  // a catalog service's reads are kept for it, see Statements
+        } else {
+            arguments.remove("statement");
+        }
+        String answer = Registry.lookup(catalog, key, options).call(op, arguments.toString());
         JsonNode node;
         try {
             node = JSON.readTree(answer);

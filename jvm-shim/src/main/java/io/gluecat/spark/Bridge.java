@@ -110,8 +110,9 @@ final class Bridge {
             + " interpreter that has gluecat installed";
     }
 
-    /** Starts a Python backend for the warehouse and waits until it has registered itself. */
-    static void start(String catalog, String warehouse, Map<String, String> options) {
+    /** Starts a Python backend for the catalog of these options (Backend.key) and waits until it has registered
+     * itself under the key. */
+    static void start(String catalog, String key, Map<String, String> options) {
         byte[] token = new byte[32];
         new SecureRandom().nextBytes(token);
         String secret = HexFormat.of().formatHex(token);
@@ -147,7 +148,11 @@ final class Bridge {
             ProcessBuilder pb = new ProcessBuilder(List.of(python, "-m", "gluecat.spark.bridge"));
             pb.environment().put("GLUECAT_BRIDGE_PORT", Integer.toString(server.getListeningPort()));
             pb.environment().put("GLUECAT_BRIDGE_SECRET", secret);
-            pb.environment().put("GLUECAT_WAREHOUSE", warehouse);
+            pb.environment().put("GLUECAT_KEY", key);
+            pb.environment().put("GLUECAT_CATALOG", Backend.JSON.valueToTree(options).toString());
+            if (!Backend.remote(options)) {
+                pb.environment().put("GLUECAT_WAREHOUSE", options.get("warehouse"));
+            }
             pb.redirectErrorStream(true).redirectOutput(log);
             child = pb.start();
         } catch (IOException e) {
@@ -161,7 +166,7 @@ final class Bridge {
             server.shutdown();
         }, "gluecat-bridge-stop"));
         long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
-        while (!Registry.has(warehouse)) {
+        while (!Registry.has(key)) {
             if (!child.isAlive()) {
                 server.shutdown();
                 throw new IllegalStateException("gluecat: the Python catalog (" + python + " -m gluecat.spark.bridge,"

@@ -39,7 +39,11 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 /**
  * Spark catalog plugin over a gluecat warehouse: a pure adapter, all catalog logic lives in Python.
  *
- * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} (required) the gluecat warehouse path or URI;
+ * <p>Options (spark.sql.catalog.&lt;name&gt;.*): {@code warehouse} the gluecat warehouse path or URI, opened by this
+ * application; or {@code endpoint} the URL of a catalog service's Glue API (gluecat serve, any Glue; AWS Glue itself
+ * by {@code region} alone), with {@code region} and {@code profile} chosen and credentials and CA bundle found as
+ * boto3 finds them, and {@code warehouse} then where tables made without a location go (by default gluecat serve's);
+ * {@code python} the interpreter a JVM-only process starts for the catalog;
  * {@code transaction-timeout} the idle timeout in seconds of the transactions that writes to governed tables run
  * in (default 900; a running job keeps its transaction alive).
  * Glue's errors become Spark's own exceptions here; any other gluecat error keeps its Glue code and message.
@@ -54,11 +58,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         Scans.checkVersion(org.apache.spark.package$.MODULE$.SPARK_VERSION());
         this.name = name;
         this.options = options;
-        String warehouse = options.get("warehouse");
-        if (warehouse == null) {
-            throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse is required");
+        if (options.get("warehouse") == null && options.get("endpoint") == null && options.get("region") == null
+                && options.get("profile") == null) {
+            throw new IllegalArgumentException("spark.sql.catalog." + name + ".warehouse (a gluecat warehouse) or "
+                + "spark.sql.catalog." + name + ".endpoint (a catalog service's Glue API) is required");
         }
-        this.backend = new Backend(name, warehouse, options);
+        this.backend = new Backend(name, options);
         shareS3Settings();
     }
 
@@ -92,6 +97,11 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
     @Override
     public String name() {
         return name;
+    }
+
+    /** The key of the Python catalog behind this one, under which {@link Registry} holds it. */
+    public String pythonCatalogKey() {
+        return backend.key();
     }
 
     /** One of the catalog's options (spark.sql.catalog.&lt;name&gt;.&lt;key&gt;), or null. */
@@ -412,7 +422,7 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         if (asOf != null) {
             args.put("as_of", asOf);
         }
-        Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.warehouse(), args) : null;
+        Identities.Asked asked = version == null && asOf == null ? Identities.ask(backend.key(), args) : null;
         try {
             JsonNode t = backend.call("get_table", args);
             if (t.has("view")) {
@@ -433,7 +443,8 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         return created(ident, "create_table", tableArgs(ident, schema, partitions, properties));
     }
 
-    /** The create_table arguments of a table: its columns, Spark's column order, partition keys and properties. */
+    /** The create_table arguments of a table: its columns, partition keys and properties. Glue keeps the columns,
+     * then the partition keys, and the table reads back in that order, as in Spark's built-in catalog. */
     private ObjectNode tableArgs(Identifier ident, StructType schema, Transform[] partitions,
             Map<String, String> properties) throws NoSuchNamespaceException {
         List<String> partitionNames = new ArrayList<>();
@@ -447,10 +458,6 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         }
         ObjectNode args = Backend.table(database(ident.namespace()), ident.name());
         ArrayNode columns = args.putArray("columns");
-        ArrayNode order = args.putArray("order");
-        for (StructField f : schema.fields()) {
-            order.add(f.name());
-        }
         ArrayNode keys = args.putArray("partition_keys");
         Map<String, StructField> byName = new HashMap<>();
         for (StructField f : schema.fields()) {
@@ -492,7 +499,8 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
 
     private StagedTable staged(Identifier ident, Column[] columns, Transform[] partitions,
             Map<String, String> properties, String stage) throws NoSuchNamespaceException {
-        ObjectNode args = tableArgs(ident, schemaOf(columns), partitions, properties).put("stage", stage);
+        StructType declared = schemaOf(columns);
+        ObjectNode args = tableArgs(ident, declared, partitions, properties).put("stage", stage);
         JsonNode answer;
         try {
             answer = backend.call("stage_table", args);
@@ -513,22 +521,25 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
                 if (!stage.equals("create")) {
                     dropTable(ident);
                 }
-                return new StagedGlueTable.Immediate(this, createTable(ident, columns, partitions, properties));
+                return new StagedGlueTable.Immediate(this, createTable(ident, columns, partitions, properties),
+                    declared);
             } catch (TableAlreadyExistsException e) {
                 throw Backend.<RuntimeException>unchecked(e);
             }
         }
-        return new StagedGlueTable(this, backend, new TableInfo(ident, answer), args, answer);
+        return new StagedGlueTable(this, backend, new TableInfo(ident, answer), args, answer, declared);
     }
 
+    /** The columns as fields, each DEFAULT in the field's metadata as Spark keeps it. */
     private static StructType schemaOf(Column[] columns) {
-        StructType schema = new StructType();
-        for (Column c : columns) {
-            StructField f = new StructField(c.name(), c.dataType(), c.nullable(),
-                org.apache.spark.sql.types.Metadata.empty());
-            schema = schema.add(c.comment() == null ? f : f.withComment(c.comment()));
-        }
-        return schema;
+        return org.apache.spark.sql.connector.catalog.CatalogV2Util$.MODULE$.v2ColumnsToStructType(columns);
+    }
+
+    /** Column DEFAULT values: CREATE TABLE ... DEFAULT, ALTER TABLE ... ADD COLUMN ... DEFAULT and ALTER COLUMN
+     * ... SET / DROP DEFAULT, kept in the Glue column's Parameters. */
+    @Override
+    public java.util.Set<org.apache.spark.sql.connector.catalog.TableCatalogCapability> capabilities() {
+        return java.util.Set.of(org.apache.spark.sql.connector.catalog.TableCatalogCapability.SUPPORT_COLUMN_DEFAULT_VALUE);
     }
 
     /** Makes a table through the backend's {@code method} and loads it, its errors as Spark's. */
@@ -622,6 +633,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
         if (f.getComment().isDefined()) {
             c.put("comment", f.getComment().get());
         }
+        for (String[] key : new String[][] {{TableInfo.CURRENT_DEFAULT, "current_default"},
+                {TableInfo.EXISTS_DEFAULT, "exists_default"}}) {
+            if (f.metadata().contains(key[0])) {
+                c.put(key[1], f.metadata().getString(key[0]));
+            }
+        }
         return c;
     }
 
@@ -662,6 +679,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
             if (a.comment() != null) {
                 c.put("comment", a.comment());
             }
+            if (a.defaultValue() != null) {  // its SQL, and the value the rows written before read as
+                ObjectNode d = column(schemaOf(new Column[] {Column.create(a.fieldNames()[0], a.dataType(), true,
+                    null, a.defaultValue(), null)}).fields()[0]);
+                c.put("current_default", d.path("current_default").asText());
+                c.put("exists_default", d.path("exists_default").asText());
+            }
             if (a.position() instanceof TableChange.After after) {
                 c.put("after", after.column());
             } else if (a.position() instanceof TableChange.First) {
@@ -674,6 +697,12 @@ public class GlueCatalog implements RelationCatalog, SupportsNamespaces, Procedu
                 .put("type", u.newDataType().catalogString());
         } else if (change instanceof TableChange.UpdateColumnComment u) {
             c.put("op", "update_column_comment").put("name", field(u.fieldNames())).put("comment", u.newComment());
+        } else if (change instanceof TableChange.UpdateColumnDefaultValue u) {
+            String sql = u.newDefaultValue();  // empty: DROP DEFAULT
+            c.put("op", "update_column_default").put("name", field(u.fieldNames()));
+            if (sql != null && !sql.isEmpty()) {
+                c.put("default", sql);
+            }
         } else if (change instanceof TableChange.DeleteColumn d) {
             c.put("op", "delete_column").put("name", field(d.fieldNames())).put("if_exists", d.ifExists());
         } else {

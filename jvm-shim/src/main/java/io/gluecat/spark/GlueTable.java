@@ -124,7 +124,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
                 .anyMatch(s -> Partitions.values(info.partitionSchema, s.values()).equals(values));
         }
         if (identities == null) {
-            identities = Identities.current(backend, backend.warehouse(), args());
+            identities = Identities.current(backend, backend.key(), args());
         }
         return identities.contains(Identities.key(values));
     }
@@ -468,7 +468,7 @@ final class GlueTable implements SupportsRead, SupportsWrite, SupportsAtomicPart
     }
 
     private void committed(JsonNode answer, List<List<String>> added, List<List<String>> dropped) {
-        Identities.committed(backend.warehouse(), args(), answer.get("version").asLong(), added, dropped);
+        Identities.committed(backend.key(), args(), answer.get("version").asLong(), added, dropped);
         identities = null;
     }
 

@@ -34,11 +34,16 @@ final class StagedGlueTable implements StagedTable, SupportsWrite {
     private final JsonNode replaces;
     private String mode = GlueWrite.Mode.APPEND.name();
     private ArrayNode written;
+    /** The columns in the order the statement declared them: Spark writes its query into the staged table by
+     * position, so this one reads in the query's order (the table made, like Spark's own, reads in Glue's). */
+    private final StructType declared;
 
-    StagedGlueTable(GlueCatalog catalog, Backend backend, TableInfo info, ObjectNode definition, JsonNode answer) {
+    StagedGlueTable(GlueCatalog catalog, Backend backend, TableInfo info, ObjectNode definition, JsonNode answer,
+            StructType declared) {
         this.catalog = catalog;
         this.backend = backend;
         this.info = info;
+        this.declared = declared;
         this.definition = definition;
         this.staging = answer.get("staging").asText();
         this.replaces = answer.get("replaces");
@@ -51,7 +56,7 @@ final class StagedGlueTable implements StagedTable, SupportsWrite {
 
     @Override
     public StructType schema() {
-        return info.schema();
+        return declared;
     }
 
     @Override
@@ -125,10 +130,12 @@ final class StagedGlueTable implements StagedTable, SupportsWrite {
     static final class Immediate implements StagedTable, SupportsWrite {
         private final GlueCatalog catalog;
         private final Table table;
+        private final StructType declared;
 
-        Immediate(GlueCatalog catalog, Table table) {
+        Immediate(GlueCatalog catalog, Table table, StructType declared) {
             this.catalog = catalog;
             this.table = table;
+            this.declared = declared;
         }
 
         @Override
@@ -138,7 +145,7 @@ final class StagedGlueTable implements StagedTable, SupportsWrite {
 
         @Override
         public StructType schema() {
-            return table.schema();
+            return declared;  // the query's order, as above
         }
 
         @Override

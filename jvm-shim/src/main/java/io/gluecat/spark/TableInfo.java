@@ -26,8 +26,6 @@ final class TableInfo {
     final String unreadable;
     final Map<String, String> readOptions;
     final Map<String, String> properties;
-    /** Spark's column order when it is not the columns followed by the partition keys; else null. */
-    final List<String> order;
     /** The time the table is read as of (time travel), ISO 8601; null for the current state. */
     final String asOf;
     /** Whether the table is governed: its data is the object set committed transactions registered. */
@@ -54,35 +52,16 @@ final class TableInfo {
         JsonNode loaded = t.get("loaded_version");
         this.loadedVersion = loaded == null || loaded.isNull() ? null : loaded.asLong();
         this.statistics = statistics(t.get("statistics"), schema());
-        JsonNode o = t.get("order");
-        if (o == null || o.isNull()) {
-            this.order = null;
-        } else {
-            this.order = new ArrayList<>();
-            o.forEach(n -> order.add(n.asText()));
-        }
     }
 
+    /** Glue's order, as Spark's built-in catalog, EMR and Athena present a table: its columns, then its partition
+     * keys (so a positional INSERT fills the same columns as there). */
     StructType schema() {
         StructType all = dataSchema;
         for (StructField f : partitionSchema.fields()) {
             all = all.add(f);
         }
-        if (order == null) {
-            return all;
-        }
-        List<StructField> ordered = new ArrayList<>();
-        for (String name : order) {
-            if (all.getFieldIndex(name).isDefined()) {
-                ordered.add(all.apply(name));
-            }
-        }
-        for (StructField f : all.fields()) {
-            if (!order.contains(f.name())) {
-                ordered.add(f);
-            }
-        }
-        return new StructType(ordered.toArray(new StructField[0]));
+        return all;
     }
 
     List<String> partitionNames() {
@@ -206,6 +185,28 @@ final class TableInfo {
      * SQL parser cost more than the rest of a load's decoding (types are immutable, and few per warehouse). */
     private static final ConcurrentHashMap<String, DataType> TYPES = new ConcurrentHashMap<>();
 
+    /** A column's DEFAULT (its SQL, and the value rows written before the column existed read as) as the field
+     * metadata Spark's analyser and file readers look for. */
+    private static Metadata defaults(JsonNode c) {
+        JsonNode current = c.get("current_default");
+        JsonNode exists = c.get("exists_default");
+        if ((current == null || current.isNull()) && (exists == null || exists.isNull())) {
+            return Metadata.empty();
+        }
+        org.apache.spark.sql.types.MetadataBuilder out = new org.apache.spark.sql.types.MetadataBuilder();
+        if (current != null && !current.isNull()) {
+            out.putString(CURRENT_DEFAULT, current.asText());
+        }
+        if (exists != null && !exists.isNull()) {
+            out.putString(EXISTS_DEFAULT, exists.asText());
+        }
+        return out.build();
+    }
+
+    /** Spark's field metadata keys of a column's DEFAULT (ResolveDefaultColumns). */
+    static final String CURRENT_DEFAULT = "CURRENT_DEFAULT";
+    static final String EXISTS_DEFAULT = "EXISTS_DEFAULT";
+
     static StructType schema(JsonNode columns, Identifier ident) {
         List<StructField> fields = new ArrayList<>();
         for (JsonNode c : columns) {
@@ -218,7 +219,7 @@ final class TableInfo {
                 throw new IllegalArgumentException(
                     "gluecat: column " + name + " of " + ident + " has type '" + type + "', which Spark cannot read", e);
             }
-            StructField field = new StructField(name, dataType, true, Metadata.empty());
+            StructField field = new StructField(name, dataType, true, defaults(c));
             String comment = c.path("comment").asText("");
             fields.add(comment.isEmpty() ? field : field.withComment(comment));
         }
