@@ -44,7 +44,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import pyarrow.fs as pafs
 
@@ -56,8 +56,8 @@ from gluecat.api.table_kinds import is_external
 from gluecat.data.refusals import SparkRefusal, quoted
 from gluecat.errors import EntityNotFoundException, InternalServiceException, InvalidInputException
 
-if TYPE_CHECKING:
-    from gluecat.spark.remote import GlueClient
+GlueClient = Any
+"""A Glue client: gluecat.Catalog, or a catalog service's (Spark's remote catalog, gluecat.spark.remote)."""
 
 STAGING_PREFIX = ".gluecat-staging-"
 DROPPING_PREFIX = ".gluecat-dropping-"  # a dropped table's or partition's folder, until it is deleted

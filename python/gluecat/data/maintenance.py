@@ -13,18 +13,15 @@ from __future__ import annotations
 import json
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from urllib.parse import unquote
 
 import pyarrow.fs as pafs
 
 from gluecat.api.partition_names import DEFAULT_PARTITION_NAME, partition_namer
 from gluecat.catalog.context import base_type
-from gluecat.data.files import DataFiles, FolderMove, filesystem, folder_key
+from gluecat.data.files import DataFiles, FolderMove, GlueClient, filesystem, folder_key
 from gluecat.errors import InvalidInputException
-
-if TYPE_CHECKING:
-    from gluecat.spark.remote import GlueClient
 
 _BATCH = 100  # BatchCreatePartition's page
 _INTEGRAL = {"tinyint", "smallint", "int", "integer", "bigint", "long"}
@@ -227,7 +224,7 @@ def rename_partition(
     return int(done["CommitVersion"])
 
 
-def _registered(catalog: Catalog, table: dict[str, Any], values: list[str], got: dict[str, Any]) -> bool:
+def _registered(catalog: GlueClient, table: dict[str, Any], values: list[str], got: dict[str, Any]) -> bool:
     """Whether the partition ``got`` (as read) is still registered; False when that cannot be told."""
     try:
         now = catalog.get_partition(

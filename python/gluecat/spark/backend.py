@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.fs as pafs
 
-from gluecat import Catalog, s3_access
+from gluecat import s3_access
 from gluecat.api import shapes
 from gluecat.api.pages import every, every_database
 from gluecat.api.partition_names import partition_namer, partition_names

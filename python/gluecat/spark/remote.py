@@ -373,6 +373,9 @@ class RemoteCatalog:
     def warehouse_version(self) -> int:
         return 0
 
+    def table_version(self, DatabaseName: str, TableName: str) -> int:
+        return 0
+
     def partitions_unchanged_since(
         self, database: str, table: str, version: int, excluding: Any = ()
     ) -> int | None:
