@@ -66,7 +66,7 @@ def serve(warehouse: Path, folder: Path) -> Serving:
     with log.open("w") as out:
         process = subprocess.Popen(
             [
-                *(sys.executable, "-m", "gluecat", "serve", "--warehouse", str(warehouse)),
+                *(sys.executable, "-m", "gluecat", "serve", "--warehouse", str(warehouse), "--create"),
                 *("--users", str(users_file), "--port", str(port)),
                 *("--tls-cert", str(cert), "--tls-key", str(key)),
             ],
