@@ -330,6 +330,36 @@ class Log:
                 state = applied
         return state
 
+    def taken(self, state: LogState) -> LogState:
+        """``state`` with the entry that took its next version applied, read directly (one GET: a lost
+        publication says it is there, so no listing is needed to find it); the rest of the log is left
+        to the next lost publication or look. ``state`` itself if that entry is a marker the root has
+        not decided (``pending``)."""
+        version = state.version + 1
+        with self._refresh_lock:
+            if self._state.version > state.version and self._state.version == version:
+                return self._state  # this process read it already
+            name = self.where.log_path(version)
+            with self._parsed_lock:
+                kept = self._parsed.get(version)
+            if kept is not None and (not state.link.chain or kept.prev == state.link.chain):
+                entry = kept  # read just now, to see whose it is (Log.publish)
+            else:
+                try:
+                    data = self.fs.read_bytes(name)
+                except FileNotFoundError:
+                    return self._refresh(state)  # an expiry's stub is being written in its place
+                entry = log.parse(data, self.fs.uri(name), version, state.link, self.where)
+                self._keep(entry)
+            if entry.expired is not None:
+                return self._refresh(state)
+            applied = self._apply_entry(state, entry)
+            if applied is None:
+                return state
+            if self._state.version < applied.version:
+                self._state = applied
+            return applied
+
     def _next_entries(self, version: int, upto: int | None) -> list[tuple[int, bytes]]:
         """The next published entries after ``version`` (up to ``upto``) as bytes: on an object store
         all of them, listed once and read at once; on a disk, one."""
@@ -686,6 +716,8 @@ class Log:
                 time.sleep(0.05)
                 continue
             found = log.parse(data, self.fs.uri(name), version, where=self.where)
+            if found.commit_id != commit_id:
+                self._keep(found)  # what won: catching up reads it from here
             return found.commit_id == commit_id
         if error is not None:
             raise error

@@ -565,7 +565,9 @@ class Store:
                     return self._landed(where, base, entry, chain, written, timestamp)
                 if changes.reads is None:
                     break
-                newer = self._settled(where)
+                newer = where.taken(base)  # what took the version: read directly, not listed
+                if newer.version == base.version:
+                    newer = self._settled(where)  # a marker waiting for the root
                 why = self._conflict(where, table, base, newer, changes.reads) or _misfit(newer, written)
                 if why is not None:
                     logger.debug("%s on %s: built again (%s)", operation, list(table), why)
