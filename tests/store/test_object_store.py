@@ -353,3 +353,23 @@ def test_an_object_store_warehouse_is_configured_as_botocore_configures_s3(
     monkeypatch.setenv("AWS_PROFILE", "nosuch")
     with pytest.raises(Exception, match="nosuch"):
         WarehouseFS.open(warehouse)
+
+
+def test_the_command_line_takes_an_object_store_warehouse(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gluecat.cli import main
+
+    warehouse = use(monkeypatch, moto_bucket)
+    glue = make(warehouse)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["2024-01-01"]})
+    assert main(["tables", "db", "-w", warehouse]) == 0
+    assert "t" in capsys.readouterr().out.split()
+    assert main(["partitions", "list", "db.t", "-w", warehouse]) == 0
+    assert "2024-01-01" in capsys.readouterr().out
+    assert main(["fsck", "-w", warehouse]) == 0
+    assert "0 damaged" in capsys.readouterr().out
+    assert main(["compact", "--apply", "-w", warehouse]) == 0
+    capsys.readouterr()
+    assert main(["tables", "db", "-w", f"{moto_bucket.url}/nosuch"]) == 1
+    assert "not a gluecat warehouse" in capsys.readouterr().err  # a prefix holds no warehouse: never made

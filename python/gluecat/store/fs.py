@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import fcntl
 import os
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import BinaryIO
@@ -49,6 +51,27 @@ def _proc_fds() -> int | None:
                 fds = os.open("/proc/self/fd", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         _proc = (pid, fds)
     return _proc[1]
+
+
+_queues: dict[str, tuple[int, int]] = {}
+"""Lock files of this process, by path: (pid, descriptor). One descriptor a file for the whole process,
+so that its own threads and Store instances share a turn (flock excludes other open files, even of
+this process: a thread of one Store waiting for another's turn, which waited for it, would never end)."""
+_queues_lock = threading.Lock()
+
+
+def _queue_fd(path: str) -> int | None:
+    pid = os.getpid()
+    with _queues_lock:
+        found = _queues.get(path)
+        if found is not None and found[0] == pid:
+            return found[1]
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError:
+            return None  # a read-only folder: no queue, the exclusive create still decides
+        _queues[path] = (pid, fd)
+        return fd
 
 
 class WarehouseFS:
@@ -129,6 +152,13 @@ class WarehouseFS:
     def mkdirs(self, rel: str) -> None:
         """Make a folder and its parents (nothing to do on an object store)."""
 
+    def queued(self, rel_dir: str) -> contextlib.AbstractContextManager[bool]:
+        """Wait for the other writers of this machine that publish in ``rel_dir`` (True once this one's
+        turn has come; False where there is no such queue). Only an economy: a publication is decided
+        by the exclusive create alone; queued, a writer that would lose sees the name taken before it
+        writes and syncs its entry."""
+        return contextlib.nullcontext(False)
+
     def sync_folder(self, rel_dir: str) -> None:
         """With ``fsync``, put the names of the files written in a local folder on stable storage (a
         file's fsync does not cover its name)."""
@@ -172,6 +202,21 @@ class LocalFS(WarehouseFS):
         self.root = root
         self.fsync = fsync
         self.fs = pafs.LocalFileSystem()
+
+    @contextlib.contextmanager
+    def queued(self, rel_dir: str) -> Iterator[bool]:
+        fd = self._queue_fd(rel_dir)
+        if fd is None:
+            yield False
+            return
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def _queue_fd(self, rel_dir: str) -> int | None:
+        return _queue_fd(self.full(f"{rel_dir}/publish.lock"))
 
     def full(self, rel: str) -> str:
         return f"{self.root}/{rel}"

@@ -17,6 +17,7 @@ version and rebuilds from the newest checkpoint, and a writer that was behind lo
 
 from __future__ import annotations
 
+import contextlib
 import secrets
 import threading
 import time
@@ -105,6 +106,10 @@ class Log:
         """(version, deciding root version) of the markers applied since the state's checkpoint."""
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
+        self._parsed: OrderedDict[int, log.Entry] = OrderedDict()
+        """Entries read lately, as read: a writer that lost its version checks the entries it lost to,
+        and its views read their inline segments, right after catching up read them."""
+        self._parsed_lock = threading.Lock()
         self._old_states_lock = threading.Lock()
         self._state = self._open()
 
@@ -244,8 +249,23 @@ class Log:
         are reached. An expired entry is its stub (``expired`` set, no actions)."""
         return (self.read_entry(version) for version in range(after + 1, upto + 1))
 
-    def read_entry(self, version: int) -> log.Entry:
-        return log.read(self.fs.read_bytes, self.fs.uri, version, self.where)
+    def read_entry(self, version: int, *, fresh: bool = False) -> log.Entry:
+        """Entry ``version`` (as read lately, unless ``fresh``: an expiry may have put a stub in its
+        place since)."""
+        if not fresh:
+            with self._parsed_lock:
+                found = self._parsed.get(version)
+            if found is not None:
+                return found
+        entry = log.read(self.fs.read_bytes, self.fs.uri, version, self.where)
+        self._keep(entry)
+        return entry
+
+    def _keep(self, entry: log.Entry) -> None:
+        with self._parsed_lock:
+            self._parsed[entry.version] = entry
+            while len(self._parsed) > 1024:
+                self._parsed.popitem(last=False)
 
     def commit_id(self, version: int) -> str:
         """The commit id of entry ``version`` (a stub keeps it)."""
@@ -295,6 +315,7 @@ class Log:
             for version, data in batch:
                 name = self.fs.uri(self.where.log_path(version))
                 entry = log.parse(data, name, version, state.link, self.where)
+                self._keep(entry)
                 if entry.expired is not None:
                     raise Stale(
                         state,
@@ -308,6 +329,36 @@ class Log:
                     return state  # an undecided marker: the state ends before it
                 state = applied
         return state
+
+    def taken(self, state: LogState) -> LogState:
+        """``state`` with the entry that took its next version applied, read directly (one GET: a lost
+        publication says it is there, so no listing is needed to find it); the rest of the log is left
+        to the next lost publication or look. ``state`` itself if that entry is a marker the root has
+        not decided (``pending``)."""
+        version = state.version + 1
+        with self._refresh_lock:
+            if self._state.version > state.version and self._state.version == version:
+                return self._state  # this process read it already
+            name = self.where.log_path(version)
+            with self._parsed_lock:
+                kept = self._parsed.get(version)
+            if kept is not None and (not state.link.chain or kept.prev == state.link.chain):
+                entry = kept  # read just now, to see whose it is (Log.publish)
+            else:
+                try:
+                    data = self.fs.read_bytes(name)
+                except FileNotFoundError:
+                    return self._refresh(state)  # an expiry's stub is being written in its place
+                entry = log.parse(data, self.fs.uri(name), version, state.link, self.where)
+                self._keep(entry)
+            if entry.expired is not None:
+                return self._refresh(state)
+            applied = self._apply_entry(state, entry)
+            if applied is None:
+                return state
+            if self._state.version < applied.version:
+                self._state = applied
+            return applied
 
     def _next_entries(self, version: int, upto: int | None) -> list[tuple[int, bytes]]:
         """The next published entries after ``version`` (up to ``upto``) as bytes: on an object store
@@ -624,7 +675,12 @@ class Log:
             )
         return True
 
-    def publish(self, version: int, data: bytes, commit_id: str) -> bool:
+    def queue(self) -> contextlib.AbstractContextManager[bool]:
+        """This machine's writers of this log, one at a time (WarehouseFS.queued): a writer that holds
+        its turn while it catches up and publishes again after a lost race is not overtaken again."""
+        return self.fs.queued(self.where.base)
+
+    def publish(self, version: int, data: bytes, commit_id: str, *, queued: bool = False) -> bool:
         """Whether the entry is now version ``version``: False if another commit's is (a lost race);
         StorageError if there is none (the file system refused the write: retrying would not help).
 
@@ -634,8 +690,13 @@ class Log:
         try:
             if version == 0 or not self.fs.local:
                 self.fs.mkdirs(self.where.log_dir)
-            if self.fs.publish(name, data):
-                return True
+            with contextlib.nullcontext(True) if queued else self.queue() as turn:
+                # This machine's writers take turns: one that would lose finds the name taken before it
+                # writes and syncs its entry (two writers of one table lost a third of their syncs).
+                if turn and self.fs.exists(name):
+                    return False
+                if self.fs.publish(name, data):
+                    return True
         except OSError as e:
             return self._outcome(name, version, commit_id, e)
         return self._outcome(name, version, commit_id, None)
@@ -655,6 +716,8 @@ class Log:
                 time.sleep(0.05)
                 continue
             found = log.parse(data, self.fs.uri(name), version, where=self.where)
+            if found.commit_id != commit_id:
+                self._keep(found)  # what won: catching up reads it from here
             return found.commit_id == commit_id
         if error is not None:
             raise error

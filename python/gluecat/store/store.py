@@ -173,6 +173,13 @@ class Store:
             )
         return found
 
+    def _log_at(self, where: layout.LogLayout) -> Log | None:
+        """The log this process has open at ``where``, if any."""
+        if where.base == self.root.where.base:
+            return self.root
+        with self._tables_lock:
+            return next((w for w in self._tables.values() if w.where.base == where.base), None)
+
     def _resolve(self, decision: log.Decision) -> tuple[bool | None, datetime | None]:
         """Whether the root decided a marker: its entry of that version is the marker's commit."""
         if decision.version > self.root.state.version:
@@ -386,7 +393,7 @@ class Store:
         if entry_name is None:
             return self.fs.exists(path)
         try:
-            return self._carrier(path, entry_name).expired is None
+            return self._carrier(path, entry_name, fresh=True).expired is None
         except StorageError:
             return False
 
@@ -397,11 +404,21 @@ class Store:
         log.verify_named(data, path, self.fs.uri(path))
         return data
 
-    def _carrier(self, path: str, entry_name: str) -> log.Entry:
+    def _carrier(self, path: str, entry_name: str, *, fresh: bool = False) -> log.Entry:
         where = layout.layout_of(entry_name)
         version = where.parse_log_path(entry_name) if where is not None else None
         if where is None or version is None:
             raise StorageError(f"{path}: not a segment name")
+        opened = self._log_at(where)
+        if opened is not None and not fresh:
+            try:
+                return opened.read_entry(version)
+            except StorageError as e:
+                if self.fs.exists(entry_name):
+                    raise
+                raise StorageError(
+                    f"{self.fs.uri(entry_name)}, which holds segment {path}, is missing"
+                ) from e
         try:
             data = self.fs.read_bytes(entry_name)
         except FileNotFoundError as e:
@@ -523,36 +540,41 @@ class Store:
         except BaseException as e:
             self._discard(written)
             raise self._write_failure(e, written) from e
-        for _ in range(self.max_attempts):
-            timestamp = max(datetime.now(UTC), base.timestamp)
-            entry = log.Entry(
-                version=version,
-                commit_id=commit_id,
-                timestamp_us=to_micros(timestamp),
-                operation=operation,
-                actions=tuple(written.actions),
-                prev=base.link.chain,
-            )
-            data, chain = log.encode(entry)
-            try:
-                published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
-                    version, data, commit_id
+        # Its turn among this machine's writers of the table is kept across a lost race, so that the
+        # entries it lost to are read and it publishes again before the next of them overtakes it.
+        with where.queue() as queued:
+            for _ in range(self.max_attempts):
+                timestamp = max(datetime.now(UTC), base.timestamp)
+                entry = log.Entry(
+                    version=version,
+                    commit_id=commit_id,
+                    timestamp_us=to_micros(timestamp),
+                    operation=operation,
+                    actions=tuple(written.actions),
+                    prev=base.link.chain,
                 )
-            except StorageError:
-                self._discard(written)
-                raise
-            if published:
-                return self._landed(where, base, entry, chain, written, timestamp)
-            if changes.reads is None:
-                break
-            newer = self._settled(where)
-            why = self._conflict(where, table, base, newer, changes.reads) or _misfit(newer, written)
-            if why is not None:
-                logger.debug("%s on %s: built again (%s)", operation, list(table), why)
-                break
-            # Nothing it read changed: the same commit, after what won.
-            base, version = newer, newer.version + 1
-            _renumber(written, where.where, version)
+                data, chain = log.encode(entry)
+                try:
+                    published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
+                        version, data, commit_id, queued=queued
+                    )
+                except StorageError:
+                    self._discard(written)
+                    raise
+                if published:
+                    return self._landed(where, base, entry, chain, written, timestamp)
+                if changes.reads is None:
+                    break
+                newer = where.taken(base)  # what took the version: read directly, not listed
+                if newer.version == base.version:
+                    newer = self._settled(where)  # a marker waiting for the root
+                why = self._conflict(where, table, base, newer, changes.reads) or _misfit(newer, written)
+                if why is not None:
+                    logger.debug("%s on %s: built again (%s)", operation, list(table), why)
+                    break
+                # Nothing it read changed: the same commit, after what won.
+                base, version = newer, newer.version + 1
+                _renumber(written, where.where, version)
         self._discard(written)
         return None
 
@@ -577,11 +599,7 @@ class Store:
                 elif isinstance(action, log.AddRecords):
                     written.records.extend(self.entry_records(log.Entry(0, "", 0, "", (action,))))
                 elif isinstance(action, log.AddSegment):
-                    rows = (
-                        self._inline_rows(action, action.path)
-                        if action.inline is not None
-                        else self.read_segment(action.path)
-                    )
+                    rows = self.read_segment(action.path)  # kept: the table's view reads it next
                     vks = rows.column("_vk").to_pylist() if "_vk" in rows.column_names else []
                     written.identities.setdefault(action.table, set()).update(str(vk) for vk in vks)
                 elif isinstance(action, log.RemoveSegment):
