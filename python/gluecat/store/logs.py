@@ -258,10 +258,11 @@ class Log:
             if found is not None:
                 return found
         entry = log.read(self.fs.read_bytes, self.fs.uri, version, self.where)
-        self._keep(entry)
+        self.keep(entry)
         return entry
 
-    def _keep(self, entry: log.Entry) -> None:
+    def keep(self, entry: log.Entry) -> None:
+        """Remember ``entry`` as read (or, for an expiry, as just written in its version's place)."""
         with self._parsed_lock:
             self._parsed[entry.version] = entry
             while len(self._parsed) > 1024:
@@ -315,7 +316,7 @@ class Log:
             for version, data in batch:
                 name = self.fs.uri(self.where.log_path(version))
                 entry = log.parse(data, name, version, state.link, self.where)
-                self._keep(entry)
+                self.keep(entry)
                 if entry.expired is not None:
                     raise Stale(
                         state,
@@ -350,7 +351,7 @@ class Log:
                 except FileNotFoundError:
                     return self._refresh(state)  # an expiry's stub is being written in its place
                 entry = log.parse(data, self.fs.uri(name), version, state.link, self.where)
-                self._keep(entry)
+                self.keep(entry)
             if entry.expired is not None:
                 return self._refresh(state)
             applied = self._apply_entry(state, entry)
@@ -717,7 +718,7 @@ class Log:
                 continue
             found = log.parse(data, self.fs.uri(name), version, where=self.where)
             if found.commit_id != commit_id:
-                self._keep(found)  # what won: catching up reads it from here
+                self.keep(found)  # what won: catching up reads it from here
             return found.commit_id == commit_id
         if error is not None:
             raise error

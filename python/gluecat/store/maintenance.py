@@ -95,7 +95,9 @@ def _expire(
         # Stubs go first, oldest first, so that an interrupted expiry leaves a readable history: a
         # reader that meets one rebuilds from the checkpoint, which is deleted last of all it needs.
         for where, entry, base in stubs:
-            store.fs.replace(where.where.log_path(entry.version), log.encode(entry.stub(base))[0])
+            stub = entry.stub(base)
+            store.fs.replace(where.where.log_path(entry.version), log.encode(stub)[0])
+            where.keep(stub)  # this process reads what the others will
         for path in report.checkpoints + report.data_files + report.temporary_files:
             store.fs.delete(path)
         report.applied = True
