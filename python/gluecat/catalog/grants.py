@@ -335,7 +335,7 @@ def _require_resource(snap: Snapshot, target: Target, field: str) -> None:
     elif key[0] in (TABLE_RES, COLUMNS_RES):
         table = require_table(snap, key[1], key[2])
         if target.columns is not None:
-            have = {c["Name"].lower() for c in _all_columns(table)}
+            have = {c["Name"].lower() for c in all_columns(table)}
             unknown = sorted(n for n in target.columns.names if n not in have)
             if unknown:
                 raise InvalidInputException(
@@ -347,7 +347,8 @@ def _require_resource(snap: Snapshot, target: Target, field: str) -> None:
         )
 
 
-def _all_columns(table: dict[str, Any]) -> list[dict[str, Any]]:
+def all_columns(table: dict[str, Any]) -> list[dict[str, Any]]:
+    """A table's data columns and partition keys."""
     return list((table.get("StorageDescriptor") or {}).get("Columns") or []) + list(
         table.get("PartitionKeys") or []
     )

@@ -3,6 +3,7 @@ boto3's PrincipalResourcePermissions shape, only those the caller may see."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from gluecat.catalog import access, paging
@@ -18,6 +19,7 @@ from gluecat.catalog.grants import (
     TABLES_RES,
     Columns,
     Target,
+    all_columns,
     check_principal,
     location_of,
     normalized_location,
@@ -30,7 +32,22 @@ from gluecat.errors import InvalidInputException
 from gluecat.store.snapshot import Key, Snapshot
 
 
-def _grant_rows(key: Key, doc: dict[str, Any], catalog_id: str) -> list[dict[str, Any]]:
+def _restated(snap: Snapshot, key: Key) -> Callable[[Columns], Columns]:
+    """How a column grant's columns are shown to the caller: as they are, or, to a caller who may see
+    only some of the table's columns, as the names of those of them it may see (an ExcludedColumnNames
+    would name columns it may not)."""
+    view = access.current()
+    seen = view.visible_columns(key[1], key[2]) if view is not None else None
+    if seen is None:
+        return lambda columns: columns
+    table = snap.get(TABLE, (key[1], key[2])) or {}
+    names = [c["Name"].lower() for c in all_columns(table)]
+    return lambda columns: Columns.of([n for n in names if columns.contains(n) and seen.contains(n)])
+
+
+def _grant_rows(
+    key: Key, doc: dict[str, Any], catalog_id: str, restate: Callable[[Columns], Columns] | None = None
+) -> list[dict[str, Any]]:
     """A grant record as ListPermissions rows: one, or two for columns of which only some carry the grant
     option (those, and the others)."""
     principal = {"DataLakePrincipalIdentifier": key[-1]}
@@ -53,6 +70,8 @@ def _grant_rows(key: Key, doc: dict[str, Any], catalog_id: str) -> list[dict[str
     select = Columns.from_json(doc.get("Select"))
     grantable = within(Columns.from_json(doc.get("Grantable")), select)
     parts = [(select - grantable, []), (grantable, [SELECT])]
+    if restate is not None:
+        parts = [(restate(columns), option) for columns, option in parts]
     return [
         {
             "Principal": principal,
@@ -138,7 +157,8 @@ def list_permissions(
         doc = snap.get(GRANT, key)
         if doc is None:
             continue
-        rows.extend(_grant_rows(key, doc, ctx.catalog_id))
+        restate = _restated(snap, key) if key[0] == COLUMNS_RES else None
+        rows.extend(_grant_rows(key, doc, ctx.catalog_id, restate))
         last = list(key)
     out: dict[str, Any] = {"PrincipalResourcePermissions": rows}
     if more and last is not None:
@@ -172,7 +192,16 @@ def effective_for_path(
     limit = max_results or 100
     page = keys[:limit]
     out: dict[str, Any] = {
-        "Permissions": [row for k in page for row in _grant_rows(k, snap.get(GRANT, k) or {}, ctx.catalog_id)]
+        "Permissions": [
+            row
+            for k in page
+            for row in _grant_rows(
+                k,
+                snap.get(GRANT, k) or {},
+                ctx.catalog_id,
+                _restated(snap, k) if k[0] == COLUMNS_RES else None,
+            )
+        ]
     }
     if len(keys) > limit:
         out["NextToken"] = paging.make_token(ctx.store.secret, query, list(page[-1]))
