@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from thrift.protocol import TJSONProtocol
+from thrift.Thrift import TApplicationException
 from thrift.transport import THttpClient
 
 from gluecat import Catalog
@@ -109,6 +110,8 @@ def _hive_over_https(lake: PermissionLake, bob: Any, carol: Any) -> None:
     assert carol.get_all_databases() == []
     with pytest.raises(ttypes.MetaException, match="Required DROP on table sales.orders"):
         bob.drop_table("sales", "orders", False)
+    with pytest.raises(TApplicationException):
+        bob.get_config_value("hive.metastore.x", "")  # a call gluecat does not serve: refused, and noted
     lake.audit.flush()  # type: ignore[union-attr]
     lines = [json.loads(line) for line in (lake.root / "audit.jsonl").read_text().splitlines()]
     dropped = [line for line in lines if line["operation"] == "drop_table"]
@@ -127,6 +130,40 @@ def _hive_over_https(lake: PermissionLake, bob: Any, carol: Any) -> None:
             "transport": "http",
         }
     ]
+    unknown = [line for line in lines if line["operation"] == "get_config_value"]
+    assert [(u["decision"], u["outcome"]) for u in unknown] == [("denied", "UnknownMethod")]
+
+
+def test_a_table_made_in_a_transaction_is_its_makers_within_it(lake: PermissionLake) -> None:
+    """Its grants are staged with it: they count in the transaction's own requests, for no one else,
+    and hold for everyone once it commits."""
+    lake.glue.create_database(DatabaseInput={"Name": "gov"})
+    lake.grant("bob", "CREATE_TABLE", ("database", "gov"))
+    glue, lf = lake.client("bob"), lake.client("bob", "lakeformation")
+    tx = lf.start_transaction()["TransactionId"]
+    glue.create_table(
+        DatabaseName="gov",
+        TableInput={
+            "Name": "g",
+            "TableType": "GOVERNED",
+            "StorageDescriptor": {"Location": "s3://lake/gov/g"},
+        },
+        TransactionId=tx,
+    )
+    lf.update_table_objects(
+        DatabaseName="gov",
+        TableName="g",
+        TransactionId=tx,
+        WriteOperations=[{"AddObject": {"Uri": "s3://lake/gov/g/f", "ETag": "e", "Size": 1}}],
+    )
+    assert glue.get_table(DatabaseName="gov", Name="g", TransactionId=tx)["Table"]["Name"] == "g"
+    with pytest.raises(glue.exceptions.AccessDeniedException):
+        glue.get_table(DatabaseName="gov", Name="g")  # not its table outside the transaction (yet)
+    with pytest.raises(glue.exceptions.AccessDeniedException):
+        lake.client("carol").get_table(DatabaseName="gov", Name="g", TransactionId=tx)
+    lf.commit_transaction(TransactionId=tx)
+    got = lf.get_table_objects(DatabaseName="gov", TableName="g")["Objects"]
+    assert [o["Objects"][0]["Uri"] for o in got] == ["s3://lake/gov/g/f"]
 
 
 def _aws(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -776,6 +776,22 @@ def batch(ctx: Context, entries: list[dict[str, Any]], revoking: bool) -> dict[s
     return {"Failures": ctx.store.commit(operation, build)}
 
 
+def staged(ctx: Context, transaction_id: str) -> list[tuple[Key, Any]]:
+    """The grants a transaction has staged (those of the tables it made), as records: they count for
+    its own requests before it commits. None staged for a transaction not known here."""
+    from gluecat.store import codec
+
+    try:
+        tx = ctx.transactions().get(transaction_id)
+    except GlueError:
+        return []
+    out = []
+    for write in tx.writes:
+        if write.get("w") == "table" and not write.get("drop"):
+            out += [(tuple(key), codec.loads(text)) for kind, key, text in write["puts"] if kind == GRANT]
+    return out
+
+
 # -- the grants of a resource made, dropped or renamed ---------------------------------------------------
 
 

@@ -10,7 +10,7 @@ dictionary lookups, whatever the number of grants.
 from __future__ import annotations
 
 import threading
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,8 +62,13 @@ class Index:
     """Every grant of one state, by principal; the settings (None: Lake Formation's initial state, in
     which every caller may do everything) and the registered locations."""
 
-    def __init__(self, state: LogState) -> None:
-        self.settings: dict[str, Any] | None = state.get(SETTINGS, SETTINGS_KEY)
+    def __init__(
+        self,
+        settings: dict[str, Any] | None,
+        locations: Iterable[str],
+        records: Iterable[tuple[Key, Any]],
+    ) -> None:
+        self.settings = settings
         settings = self.settings or {}
         self.admins = frozenset(
             p.get("DataLakePrincipalIdentifier") for p in settings.get("DataLakeAdmins") or []
@@ -71,10 +76,19 @@ class Index:
         self.readers = self.admins | frozenset(
             p.get("DataLakePrincipalIdentifier") for p in settings.get("ReadOnlyAdmins") or []
         )
-        self.locations = tuple(key[0] for key in state.records(LOCATION))
+        self.locations = tuple(locations)
         self.holders: dict[str, Holder] = {}
-        for key in state.records(GRANT):
-            self._add(key, state.get(GRANT, key))
+        for key, doc in records:
+            self._add(key, doc)
+
+    @staticmethod
+    def of(state: LogState) -> Index:
+        """The index of a root state's records."""
+        return Index(
+            state.get(SETTINGS, SETTINGS_KEY),
+            (key[0] for key in state.records(LOCATION)),
+            ((key, state.get(GRANT, key)) for key in state.records(GRANT)),
+        )
 
     def _add(self, key: Key, doc: Any) -> None:
         if doc is None:
@@ -124,7 +138,7 @@ def index_of(state: LogState) -> Index:
         for cached_sources, index in _cache:
             if all(a is b for a, b in zip(cached_sources, sources, strict=True)):
                 return index
-    index = Index(state)
+    index = Index.of(state)
     with _cache_lock:
         _cache.insert(0, (sources, index))
         del _cache[_CACHED:]
@@ -136,14 +150,19 @@ class View:
     (every authenticated caller belongs to that group). ``principal`` None is a caller with no name (a
     Thrift client that sent no set_ugi): the group's grants alone."""
 
-    def __init__(self, index: Index, principal: str | None) -> None:
+    def __init__(self, index: Index, principal: str | None, staged: Index | None = None) -> None:
         self.index = index
         self.principal = principal
         self.open = index.settings is None
         self.admin = principal is not None and principal in index.admins
         self.reader = principal is not None and principal in index.readers
-        holders = [index.holders.get(principal) if principal is not None else None]
-        holders.append(index.holders.get(IAM_ALLOWED_PRINCIPALS))
+        # A transaction's own grants (those of the tables it made) count in its requests.
+        holders = []
+        for source in (index, staged):
+            if source is not None:
+                if principal is not None:
+                    holders.append(source.holders.get(principal))
+                holders.append(source.holders.get(IAM_ALLOWED_PRINCIPALS))
         self._holders = [h for h in holders if h is not None]
 
     # -- permissions -------------------------------------------------------------------------------

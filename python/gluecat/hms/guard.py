@@ -79,6 +79,23 @@ class Guarded:
             )
 
 
+    def note(self, name: str, outcome: str, reason: str) -> None:
+        """A line of the audit log for a call refused before it reached the handler."""
+        user, source = self._caller()
+        self.authorizer.record(
+            protocol="hive",
+            operation=name[:100],
+            user=user,
+            source=source,
+            decision=None,
+            outcome=outcome,
+            started=time.monotonic(),
+            verdict="denied",
+            reason=reason,
+            transport=self.transport,
+        )
+
+
 def _refusal(name: str, decision: Decision, args: tuple[Any, ...]) -> Exception:
     if decision.hidden:
         database = str(args[0]).lower() if args else ""

@@ -155,6 +155,8 @@ class Processor(ThriftHiveMetastore.Processor):
             iprot.readMessageEnd()
             error = TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Unknown function {name}")
             _write(oprot, name, TMessageType.EXCEPTION, seqid, error)
+            if isinstance(self._handler, Guarded):
+                self._handler.note(name, "UnknownMethod", "gluecat does not serve this call")
             return None
         if self.require_principal and self._handler.principal is None and name != "set_ugi":
             iprot.skip(TType.STRUCT)
@@ -162,6 +164,8 @@ class Processor(ThriftHiveMetastore.Processor):
             refusal = "call set_ugi with a user of the server first (it requires known users)"
             if kind != TMessageType.ONEWAY:
                 _answer_error(oprot, name, seqid, ttypes.MetaException(message=refusal))
+            if isinstance(self._handler, Guarded):
+                self._handler.note(name, "MetaException", refusal)
             return None
         self._processMap[name](self, seqid, iprot, oprot)
         return True

@@ -39,7 +39,7 @@ from gluecat.catalog.grants import (
     SELECT,
     Target,
 )
-from gluecat.catalog.permission_index import View, index_of
+from gluecat.catalog.permission_index import Index, View, index_of
 from gluecat.errors import GlueError
 from gluecat.serving.audit import AuditLog
 from gluecat.store.snapshot import Key
@@ -542,6 +542,7 @@ class Authorizer:
         decision: Decision | None,
         outcome: str,
         started: float,
+        verdict: str = "unauthenticated",
         **extra: Any,
     ) -> None:
         """One request's line of the audit log (if there is one): names, the decision and the outcome,
@@ -561,7 +562,7 @@ class Authorizer:
             if decision.refused_items:
                 entry["refused_items"] = len(decision.refused_items)
         else:
-            entry["decision"] = "unauthenticated"
+            entry["decision"] = verdict  # refused before a decision: unauthenticated, or malformed
         entry["outcome"] = outcome
         entry["ms"] = round((time.monotonic() - started) * 1000, 3)
         entry.update(extra)
@@ -571,13 +572,19 @@ class Authorizer:
         """A gluecat user's principal: arn:aws:iam::<catalog id>:user/NAME."""
         return None if not user else grants.user_arn(self.catalog_id, user)
 
-    def view(self, user: str | None) -> View:
-        return View(index_of(self.catalog.store.latest().root), self.principal(user))
+    def view(self, user: str | None, transaction_id: Any = None) -> View:
+        """The caller's view of the newest grants (and, in a transaction, of those it staged)."""
+        index = index_of(self.catalog.store.latest().root)
+        staged = None
+        if isinstance(transaction_id, str) and index.settings is not None:
+            records = grants.staged(self.catalog._ctx, transaction_id)
+            staged = Index(None, (), records) if records else None
+        return View(index, self.principal(user), staged)
 
     def decide(self, user: str | None, protocol: str, operation: str, args: Any) -> Decision:
         """The decision on ``operation`` of ``protocol`` with its arguments (an AWS request's parameters,
         a Thrift call's argument tuple), for the gluecat user ``user`` (None: nobody in particular)."""
-        view = self.view(user)
+        view = self.view(user, args.get("TransactionId") if isinstance(args, dict) else None)
         rule = self.rules.get(protocol, {}).get(operation)
         if view.open:
             # Lake Formation's initial state: everything is allowed but the administrators' calls
