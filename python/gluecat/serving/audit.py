@@ -1,8 +1,10 @@
 """``gluecat serve --audit-log FILE``: one JSON line per request, written by a thread of its own.
 
-A request only appends its entry to a queue (a few microseconds); the writer wakes every
-``flush_seconds`` (or sooner, when many entries wait), encodes what has queued and appends it with one
-write and one fdatasync. When the file would pass ``max_bytes`` it is renamed FILE.1 (FILE.1 becoming
+A request encodes its line (orjson, a few microseconds) and queues it; the writer wakes every
+``flush_seconds`` (or sooner, when many lines wait) and appends what has queued with one write and one
+fdatasync. The writer does next to no Python work, so it seldom holds the interpreter's lock: when it
+encoded the lines itself, each of its batches took the lock from the request threads for milliseconds
+at a time, and a cached GetTable's CPU rose by half (bench/RESULTS.md). When the file would pass ``max_bytes`` it is renamed FILE.1 (FILE.1 becoming
 FILE.2, and so on; the oldest beyond ``backups`` deleted) and a new FILE begun. If the disk cannot keep
 up and ``max_pending`` entries wait, requests wait for the writer rather than go unrecorded.
 
@@ -52,7 +54,7 @@ class AuditLog:
         self.backups = max(0, backups)
         self.flush_seconds = flush_seconds
         self.max_pending = max_pending
-        self._pending: collections.deque[dict[str, Any]] = collections.deque()
+        self._pending: collections.deque[bytes] = collections.deque()
         self._wake = threading.Event()
         self._room = threading.Condition()
         self._written = threading.Condition()
@@ -72,17 +74,17 @@ class AuditLog:
     # -- requests --------------------------------------------------------------------------------
 
     def record(self, entry: dict[str, Any]) -> None:
-        """Queue one request's entry; its time is now unless it carries one (epoch seconds)."""
+        """Queue one request's entry, as a JSON line whose time is now."""
         if self._closed:
             return
-        entry.setdefault("time", time.time())
+        line = _line(entry, time.time())
         if len(self._pending) >= self.max_pending:
             with self._room:
                 self._wake.set()
                 while len(self._pending) >= self.max_pending and not self._closed:
                     self._room.wait(1.0)
         with self._count:
-            self._pending.append(entry)
+            self._pending.append(line)
             self._queued += 1
         if len(self._pending) >= BATCH:
             self._wake.set()
@@ -111,24 +113,26 @@ class AuditLog:
             self._wake.wait(self.flush_seconds)
             self._wake.clear()
             self._drain()
-        self._drain()
+        while self._pending:
+            self._drain()
 
     def _drain(self) -> None:
-        while self._pending:
-            batch: list[dict[str, Any]] = []
-            while self._pending and len(batch) < 10 * BATCH:
-                batch.append(self._pending.popleft())
-            with self._room:
-                self._room.notify_all()
-            try:
-                self._write([_line(e) for e in batch])
-            except OSError as e:
-                log.error(
-                    "the audit log %s could not be written (%s): %d entries lost", self.path, e, len(batch)
-                )
-            with self._written:
-                self._taken += len(batch)
-                self._written.notify_all()
+        """Write the lines queued when it starts, in one batch (those queued meanwhile wait for the next:
+        draining until the queue is empty would write a batch of a line or two after every request of a
+        busy server, a write and an fdatasync each)."""
+        count = len(self._pending)
+        if not count:
+            return
+        batch = [self._pending.popleft() for _ in range(count)]
+        with self._room:
+            self._room.notify_all()
+        try:
+            self._write(batch)
+        except OSError as e:
+            log.error("the audit log %s could not be written (%s): %d entries lost", self.path, e, len(batch))
+        with self._written:
+            self._taken += len(batch)
+            self._written.notify_all()
 
     def _write(self, lines: list[bytes]) -> None:
         """Append the lines, starting a new file whenever the next line would take this one past
@@ -167,9 +171,13 @@ class AuditLog:
         self._size = 0
 
 
-def _line(entry: dict[str, Any]) -> bytes:
-    when = entry.get("time")
-    if isinstance(when, float | int):
-        stamp = datetime.fromtimestamp(when, UTC).isoformat(timespec="milliseconds")
-        entry = {"time": stamp, **{k: v for k, v in entry.items() if k != "time"}}
-    return orjson.dumps(entry, default=str) + b"\n"
+_second: list[Any] = [0, ""]
+
+
+def _line(entry: dict[str, Any], now: float) -> bytes:
+    """The entry as a JSON line, its time first (ISO 8601, milliseconds, UTC)."""
+    second = int(now)
+    if _second[0] != second:  # formatted once a second
+        _second[:] = [second, datetime.fromtimestamp(second, UTC).strftime("%Y-%m-%dT%H:%M:%S")]
+    stamp = f"{_second[1]}.{int((now - second) * 1000):03d}+00:00"
+    return orjson.dumps({"time": stamp, **entry}, default=str) + b"\n"
