@@ -78,7 +78,6 @@ class Guarded:
                 transport=self.transport,
             )
 
-
     def note(self, name: str, outcome: str, reason: str) -> None:
         """A line of the audit log for a call refused before it reached the handler."""
         user, source = self._caller()
