@@ -80,6 +80,16 @@ def _serve(args: argparse.Namespace) -> int:
                 "PutDataLakeSettings",
                 file=sys.stderr,
             )
+    settings = grants.settings_record(catalog.store.latest())
+    if settings is None:
+        print(
+            "gluecat serve: Lake Formation permissions are in their initial state: every user may do "
+            "everything until an administrator (--admin NAME) changes them (docs/permissions.md)",
+            file=sys.stderr,
+        )
+    else:
+        names = [p.get("DataLakePrincipalIdentifier") for p in settings.get("DataLakeAdmins") or []]
+        print(f"gluecat serve: data lake administrators: {', '.join(names) or 'none'}", file=sys.stderr)
     audit = (
         AuditLog(
             args.audit_log, max_bytes=int(args.audit_log_max_mb * 1024 * 1024), backups=args.audit_log_backups
@@ -373,7 +383,8 @@ def register(sub: Any) -> None:
         action="append",
         default=[],
         help="make user NAME a data lake administrator, if the warehouse has no Lake Formation settings yet "
-        "(repeatable; later, PutDataLakeSettings changes them; docs/permissions.md)",
+        "(repeatable; later, PutDataLakeSettings changes them; default: none, every user may do everything "
+        "until an administrator closes the defaults; docs/permissions.md)",
     )
     p.add_argument(
         "--audit-log",

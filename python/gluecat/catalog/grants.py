@@ -374,6 +374,12 @@ def default_settings() -> dict[str, Any]:
     }
 
 
+def settings_record(snap: Snapshot) -> dict[str, Any] | None:
+    """The settings the warehouse holds; None in Lake Formation's initial state (none yet)."""
+    found = snap.get(SETTINGS, SETTINGS_KEY)
+    return copy_doc(found) if found is not None else None
+
+
 def settings_of(snap: Snapshot) -> dict[str, Any]:
     stored = snap.get(SETTINGS, SETTINGS_KEY)
     return copy_doc(stored) if stored is not None else default_settings()
