@@ -505,14 +505,15 @@ class Decision:
         """A batch all of whose items are refused."""
         return self.batch is not None and not self.allowed_items and bool(self.refused_items)
 
-    def answer(self, result: dict[str, Any] | None) -> dict[str, Any]:
-        """The answer with the refused items among its errors (``result`` None: nothing ran)."""
+    def answer(self, result: Any) -> Any:
+        """The answer, a batch's with the refused items among its errors (``result`` None: nothing ran)."""
+        if self.batch is None or not self.refused_items:
+            return result
         out = dict(result or {})
-        if self.batch is not None and self.refused_items:
-            out[self.batch.errors] = [
-                *(out.get(self.batch.errors) or []),
-                *(self.batch.error(item, why) for item, why in self.refused_items),
-            ]
+        out[self.batch.errors] = [
+            *(out.get(self.batch.errors) or []),
+            *(self.batch.error(item, why) for item, why in self.refused_items),
+        ]
         return out
 
 
