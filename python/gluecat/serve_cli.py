@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -154,6 +155,9 @@ def _serve(args: argparse.Namespace) -> int:
         )
     if audit is not None:
         print(f"gluecat serve: the audit log is {os.path.abspath(args.audit_log)}", flush=True)
+    # SIGTERM (a service manager's stop) ends the server as Ctrl-C does: the audit log's last lines are
+    # written before the process exits, not lost with it.
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         with contextlib.suppress(KeyboardInterrupt):
             both.serve_forever()
@@ -161,6 +165,10 @@ def _serve(args: argparse.Namespace) -> int:
         if audit is not None:
             audit.close()
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _users_add(args: argparse.Namespace) -> int:
