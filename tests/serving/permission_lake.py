@@ -99,6 +99,8 @@ class PermissionLake:
         self._clients: dict[tuple[str, str], Any] = {}
         self._hive: list[Any] = []
         self._names = itertools.count()
+        self.tx = ""
+        """A transaction a test started, for the requests it makes in it."""
 
     def name(self, prefix: str = "c") -> str:
         """A database name no test has used."""

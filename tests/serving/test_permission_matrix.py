@@ -86,7 +86,7 @@ def _arn(db: str, table: str | None = None) -> str:
 
 
 def _tx(lake: PermissionLake, db: str) -> None:
-    lake.tx = lake.lf.start_transaction()["TransactionId"]  # type: ignore[attr-defined]
+    lake.tx = lake.lf.start_transaction()["TransactionId"]
 
 
 def _governed(lake: PermissionLake, db: str) -> None:
@@ -250,17 +250,17 @@ GLUE: dict[str, Case] = {
 
 LAKE_FORMATION: dict[str, Case] = {
     "StartTransaction": Case(lambda lake, db: {}),
-    "CommitTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),  # type: ignore[attr-defined]
-    "CancelTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),  # type: ignore[attr-defined]
-    "ExtendTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),  # type: ignore[attr-defined]
-    "DescribeTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),  # type: ignore[attr-defined]
+    "CommitTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),
+    "CancelTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),
+    "ExtendTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),
+    "DescribeTransaction": Case(lambda lake, db: {"TransactionId": lake.tx}, prepare=_tx),
     "ListTransactions": Case(lambda lake, db: {}),
     "GetTableObjects": Case(lambda lake, db: {"DatabaseName": db, "TableName": "g"}, prepare=_governed),
     "UpdateTableObjects": Case(
         lambda lake, db: {
             "DatabaseName": db,
             "TableName": "g",
-            "TransactionId": lake.tx,  # type: ignore[attr-defined]
+            "TransactionId": lake.tx,
             "WriteOperations": [
                 {"AddObject": {"Uri": "s3://lake/new/g/f1", "ETag": "e", "Size": 1, "PartitionValues": ["a"]}}
             ],
@@ -271,7 +271,7 @@ LAKE_FORMATION: dict[str, Case] = {
         lambda lake, db: {
             "DatabaseName": db,
             "TableName": "g",
-            "TransactionId": lake.tx,  # type: ignore[attr-defined]
+            "TransactionId": lake.tx,
             "Objects": [{"Uri": "s3://lake/new/g/f1"}],
         },
         prepare=_governed,
