@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import signal
 import sys
 from typing import Any
 
@@ -21,7 +22,10 @@ def _serve(args: argparse.Namespace) -> int:
     from gluecat import Catalog, LakeFormation
     from gluecat.aws import client_config, keys
     from gluecat.aws.endpoint import AwsEndpoint
+    from gluecat.catalog import grants
     from gluecat.server import Server, default_thrift_limits
+    from gluecat.serving.audit import AuditLog
+    from gluecat.serving.permissions import Authorizer
     from gluecat.serving.runtime import collect_less_often, use_server_allocator
 
     if (args.tls_cert is None) != (args.tls_key is None):
@@ -43,6 +47,14 @@ def _serve(args: argparse.Namespace) -> int:
     if no_users:
         print(f"gluecat serve: {args.users} has no users; add one with 'gluecat users add'", file=sys.stderr)
         return 2
+    known = set(users.load(args.users)) | set(keys.listing(args.users))
+    unknown = [name for name in args.admin if name not in known]
+    if unknown:
+        print(
+            f"gluecat serve: --admin {unknown[0]}: no such user in {args.users} ('gluecat users add' makes one)",
+            file=sys.stderr,
+        )
+        return 2
     if args.tls_cert is not None:
         tls.server_context(args.tls_cert, args.tls_key)  # refused before the warehouse is opened (made)
     made = False
@@ -59,6 +71,34 @@ def _serve(args: argparse.Namespace) -> int:
     if made:
         where = args.warehouse if "://" in args.warehouse else os.path.abspath(args.warehouse)
         print(f"gluecat serve: made a new, empty warehouse at {where} (--create)", file=sys.stderr)
+    if args.admin:
+        admins = grants.add_admins(catalog._ctx, list(dict.fromkeys(args.admin)))
+        wanted = {grants.user_arn(catalog._ctx.catalog_id, n) for n in args.admin}
+        if not wanted <= set(admins):
+            print(
+                "gluecat serve: the warehouse's data lake settings already name its administrators "
+                f"({', '.join(admins) or 'none'}); --admin names only the first ones: change them with "
+                "PutDataLakeSettings",
+                file=sys.stderr,
+            )
+    settings = grants.settings_record(catalog.store.latest())
+    if settings is None:
+        print(
+            "gluecat serve: Lake Formation permissions are in their initial state: every user may do "
+            "everything until an administrator (--admin NAME) changes them (docs/permissions.md)",
+            file=sys.stderr,
+        )
+    else:
+        names = [p.get("DataLakePrincipalIdentifier") for p in settings.get("DataLakeAdmins") or []]
+        print(f"gluecat serve: data lake administrators: {', '.join(names) or 'none'}", file=sys.stderr)
+    audit = (
+        AuditLog(
+            args.audit_log, max_bytes=int(args.audit_log_max_mb * 1024 * 1024), backups=args.audit_log_backups
+        )
+        if args.audit_log
+        else None
+    )
+    authorizer = Authorizer(catalog, audit=audit)
     aws = AwsEndpoint(
         catalog,
         keys.AccessKeys(args.users, args.key_file),
@@ -66,6 +106,7 @@ def _serve(args: argparse.Namespace) -> int:
         lake_formation=LakeFormation(catalog),
         max_body=int(args.max_body_mb * 1024 * 1024),
         reply_cache_bytes=args.reply_cache_mb * 1024 * 1024,
+        authorizer=authorizer,
     )
     limits = Limits(
         max_connections=args.max_connections,
@@ -94,6 +135,7 @@ def _serve(args: argparse.Namespace) -> int:
         thrift_tls=args.thrift_tls,
         thrift_limits=thrift_limits,
         thrift_require_known_users=args.thrift_require_known_users,
+        authorizer=authorizer,
     )
     server = both.http
     if not server.tls:
@@ -111,9 +153,22 @@ def _serve(args: argparse.Namespace) -> int:
             f"{' (TLS)' if both.thrift_tls else ''}: hive.metastore.uris={both.thrift_uri}",
             flush=True,
         )
-    with contextlib.suppress(KeyboardInterrupt):
-        both.serve_forever()
+    if audit is not None:
+        print(f"gluecat serve: the audit log is {os.path.abspath(args.audit_log)}", flush=True)
+    # SIGTERM (a service manager's stop) ends the server as Ctrl-C does: the audit log's last lines are
+    # written before the process exits, not lost with it.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            both.serve_forever()
+    finally:
+        if audit is not None:
+            audit.close()
     return 0
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
 
 
 def _users_add(args: argparse.Namespace) -> int:
@@ -329,6 +384,34 @@ def register(sub: Any) -> None:
         "--thrift-idle-timeout",
         type=number(float, 0.001, 1e9),
         help="seconds a TCP connection may wait between calls (default: 600, or --idle-timeout if longer)",
+    )
+    p.add_argument(
+        "--admin",
+        metavar="NAME",
+        action="append",
+        default=[],
+        help="make user NAME a data lake administrator, if the warehouse has no Lake Formation settings yet "
+        "(repeatable; later, PutDataLakeSettings changes them; default: none, every user may do everything "
+        "until an administrator closes the defaults; docs/permissions.md)",
+    )
+    p.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="append one JSON line per request to FILE: who, what, allowed or denied and why, the outcome",
+    )
+    p.add_argument(
+        "--audit-log-max-mb",
+        metavar="MB",
+        type=number(float, 0.001, 1024**2),
+        default=100,
+        help="rotate the audit log when it would pass this size: FILE becomes FILE.1 (default %(default)s)",
+    )
+    p.add_argument(
+        "--audit-log-backups",
+        metavar="N",
+        type=number(int, 0, 1000),
+        default=5,
+        help="rotated audit logs kept, FILE.1 to FILE.N (default %(default)s)",
     )
     p.set_defaults(func=_serve)
     u = sub.add_parser("users", help="manage the users of gluecat serve: passwords and AWS access keys")

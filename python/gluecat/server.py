@@ -18,6 +18,7 @@ from gluecat.hms.tcp_endpoint import TcpEndpoint
 from gluecat.serving import tls as tls_settings
 from gluecat.serving import users
 from gluecat.serving.connections import Limits
+from gluecat.serving.permissions import Authorizer
 from gluecat.serving.tcp import ThriftTcpServer
 
 THRIFT_IDLE_TIMEOUT = 600.0
@@ -35,7 +36,10 @@ def default_thrift_limits(http: Limits) -> Limits:
 
 class Server:
     """A running ``gluecat serve``: ``http`` (a HiveMetastoreServer with the AWS route when ``aws`` is
-    given) and, with ``thrift_port``, ``thrift`` (binary Thrift over TCP, TLS with ``thrift_tls``)."""
+    given) and, with ``thrift_port``, ``thrift`` (binary Thrift over TCP, TLS with ``thrift_tls``).
+
+    Every endpoint decides its requests with one ``authorizer`` (the AWS endpoint given is expected to
+    have been made with it too; one over ``catalog`` when not given), which keeps the audit log."""
 
     def __init__(
         self,
@@ -55,7 +59,9 @@ class Server:
         thrift_tls: bool = False,
         thrift_limits: Limits | None = None,
         thrift_require_known_users: bool = False,
+        authorizer: Authorizer | None = None,
     ) -> None:
+        self.authorizer = authorizer if authorizer is not None else Authorizer(catalog)
         routes = []
         if aws is not None:
             from gluecat.aws.route import aws_route
@@ -72,6 +78,7 @@ class Server:
             reply_cache_bytes=reply_cache_bytes,
             limits=limits,
             routes=routes,
+            authorizer=self.authorizer,
         )
         self.thrift: ThriftTcpServer | None = None
         self.thrift_endpoint: TcpEndpoint | None = None
@@ -83,7 +90,9 @@ class Server:
             return
         users_path = Path(users_file)
         known = (lambda name: name in users.load(users_path)) if thrift_require_known_users else None
-        self.thrift_endpoint = TcpEndpoint(catalog, reply_cache_bytes, known_user=known)
+        self.thrift_endpoint = TcpEndpoint(
+            catalog, reply_cache_bytes, known_user=known, authorizer=self.authorizer
+        )
         if thrift_tls and tls_cert is None:
             raise ValueError("thrift_tls needs tls_cert and tls_key")
         context = tls_settings.server_context(tls_cert, tls_key) if thrift_tls and tls_cert else None
@@ -117,3 +126,5 @@ class Server:
         self.http.stop()
         for thread in self._threads:
             thread.join(timeout=5)
+        if self.authorizer.audit is not None:
+            self.authorizer.audit.close()

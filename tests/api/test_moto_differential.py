@@ -84,7 +84,10 @@ TIME = "<timestamp>"
 # when they hold the default; test_gluecat_fills_glue_defaults_that_moto_omits asserts the difference.
 DEFAULTS_MOTO_OMITS: dict[str, Any] = {
     "IsRegisteredWithLakeFormation": False,
-    "CreateTableDefaultPermissions": [],
+    # Lake Formation's default for a new database: its new tables grant ALL to IAM_ALLOWED_PRINCIPALS.
+    "CreateTableDefaultPermissions": [
+        {"Principal": {"DataLakePrincipalIdentifier": "IAM_ALLOWED_PRINCIPALS"}, "Permissions": ["ALL"]}
+    ],
     "Parameters": {},
     "PartitionKeys": [],
 }
@@ -419,7 +422,7 @@ def test_gluecat_fills_glue_defaults_that_moto_omits(warehouse: str) -> None:
     (g_db, g_table), (m_db, m_table) = answers
     assert {k: g_db.get(k) for k in ("Parameters", "CreateTableDefaultPermissions")} == {
         "Parameters": {},
-        "CreateTableDefaultPermissions": [],
+        "CreateTableDefaultPermissions": DEFAULTS_MOTO_OMITS["CreateTableDefaultPermissions"],
     }
     assert "Parameters" not in m_db and "CreateTableDefaultPermissions" not in m_db
     assert (g_table["PartitionKeys"], g_table["IsRegisteredWithLakeFormation"]) == ([], False)

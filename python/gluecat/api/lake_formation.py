@@ -20,7 +20,7 @@ from gluecat.api import shapes, validate
 from gluecat.api.operation import operation, response
 from gluecat.api.patterns import check_transaction_id
 from gluecat.api.service import ClientMeta, ServiceClient
-from gluecat.catalog import governed
+from gluecat.catalog import data_locations, governed, grants, permission_listing
 from gluecat.catalog.context import Context
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, READ_AND_WRITE
 from gluecat.errors import InvalidInputException
@@ -185,6 +185,150 @@ class LakeFormation(ServiceClient):
         )
         return response()
 
+    # -- permissions (docs/permissions.md) --------------------------------------------------------
+    # Called in-process they change the warehouse as its owner: gluecat serve checks who may call them
+    # (gluecat/serving/permissions.py).
+
+    @operation("GrantPermissions")
+    def grant_permissions(
+        self,
+        *,
+        Principal: dict[str, Any],
+        Resource: dict[str, Any],
+        Permissions: list[str],
+        CatalogId: str | None = None,
+        Condition: dict[str, Any] | None = None,
+        PermissionsWithGrantOption: list[str] | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        grants.grant(
+            self._ctx, _entry(Principal, Resource, Permissions, Condition, PermissionsWithGrantOption)
+        )
+        return response()
+
+    @operation("RevokePermissions")
+    def revoke_permissions(
+        self,
+        *,
+        Principal: dict[str, Any],
+        Resource: dict[str, Any],
+        Permissions: list[str],
+        CatalogId: str | None = None,
+        Condition: dict[str, Any] | None = None,
+        PermissionsWithGrantOption: list[str] | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        grants.revoke(
+            self._ctx, _entry(Principal, Resource, Permissions, Condition, PermissionsWithGrantOption)
+        )
+        return response()
+
+    @operation("BatchGrantPermissions")
+    def batch_grant_permissions(
+        self, *, Entries: list[dict[str, Any]], CatalogId: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(grants.batch(self._ctx, Entries, revoking=False))
+
+    @operation("BatchRevokePermissions")
+    def batch_revoke_permissions(
+        self, *, Entries: list[dict[str, Any]], CatalogId: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(grants.batch(self._ctx, Entries, revoking=True))
+
+    @operation("ListPermissions")
+    def list_permissions(
+        self,
+        *,
+        CatalogId: str | None = None,
+        Principal: dict[str, Any] | None = None,
+        ResourceType: str | None = None,
+        Resource: dict[str, Any] | None = None,
+        NextToken: str | None = None,
+        MaxResults: int | None = None,
+        IncludeRelated: str | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(
+            permission_listing.list_permissions(
+                self._ctx,
+                principal=Principal,
+                resource_type=ResourceType,
+                resource=Resource,
+                next_token=NextToken,
+                max_results=MaxResults,
+                include_related=IncludeRelated,
+            )
+        )
+
+    @operation("GetEffectivePermissionsForPath")
+    def get_effective_permissions_for_path(
+        self,
+        *,
+        ResourceArn: str,
+        CatalogId: str | None = None,
+        NextToken: str | None = None,
+        MaxResults: int | None = None,
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(permission_listing.effective_for_path(self._ctx, ResourceArn, NextToken, MaxResults))
+
+    @operation("GetDataLakeSettings")
+    def get_data_lake_settings(self, *, CatalogId: str | None = None) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        return response(grants.get_settings(self._ctx))
+
+    @operation("PutDataLakeSettings")
+    def put_data_lake_settings(
+        self, *, DataLakeSettings: dict[str, Any], CatalogId: str | None = None
+    ) -> dict[str, Any]:
+        self._catalog(CatalogId)
+        grants.put_settings(self._ctx, DataLakeSettings)
+        return response()
+
+    @operation("RegisterResource")
+    def register_resource(
+        self,
+        *,
+        ResourceArn: str,
+        UseServiceLinkedRole: bool | None = None,
+        RoleArn: str | None = None,
+        WithFederation: bool | None = None,
+        HybridAccessEnabled: bool | None = None,
+        WithPrivilegedAccess: bool | None = None,
+        ExpectedResourceOwnerAccount: str | None = None,
+    ) -> dict[str, Any]:
+        details = {
+            "RoleArn": RoleArn,
+            "WithFederation": WithFederation,
+            "HybridAccessEnabled": HybridAccessEnabled,
+            "WithPrivilegedAccess": WithPrivilegedAccess,
+        }
+        data_locations.register(self._ctx, ResourceArn, details)
+        return response()
+
+    @operation("DeregisterResource")
+    def deregister_resource(self, *, ResourceArn: str) -> dict[str, Any]:
+        data_locations.deregister(self._ctx, ResourceArn)
+        return response()
+
+    @operation("DescribeResource")
+    def describe_resource(self, *, ResourceArn: str) -> dict[str, Any]:
+        return response(data_locations.describe_resource(self._ctx, ResourceArn))
+
+    @operation("ListResources")
+    def list_resources(
+        self,
+        *,
+        FilterConditionList: list[dict[str, Any]] | None = None,
+        MaxResults: int | None = None,
+        NextToken: str | None = None,
+    ) -> dict[str, Any]:
+        if FilterConditionList:
+            raise InvalidInputException("FilterConditionList: gluecat lists every registered resource")
+        return response(data_locations.list_resources(self._ctx, NextToken, MaxResults))
+
     # -- gluecat's own calls (not in boto3) ------------------------------------------------------
 
     @operation("StartTransactionAtVersion")
@@ -243,6 +387,22 @@ class LakeFormation(ServiceClient):
             as_of=as_of,
             version=WarehouseVersion,
         )
+
+
+def _entry(
+    principal: dict[str, Any],
+    resource: dict[str, Any],
+    permissions: list[str],
+    condition: dict[str, Any] | None,
+    with_grant_option: list[str] | None,
+) -> dict[str, Any]:
+    return {
+        "Principal": principal,
+        "Resource": resource,
+        "Permissions": permissions,
+        "Condition": condition,
+        "PermissionsWithGrantOption": with_grant_option,
+    }
 
 
 def _check_version(version: Any) -> None:

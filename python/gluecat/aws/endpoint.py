@@ -13,22 +13,26 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
 import uuid
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
 import botocore.session
+import orjson
 from botocore import xform_name
 from botocore.exceptions import ClientError
 from botocore.model import ServiceModel
 
-from gluecat.api import extensions
+from gluecat.api import extensions, validate
 from gluecat.aws import sigv4
 from gluecat.aws.errors import AwsError, unknown_operation
 from gluecat.aws.keys import AccessKeys
 from gluecat.aws.protocols import GlueJson, LakeFormationRest, Protocol, Reply
+from gluecat.catalog import access
 from gluecat.errors import GlueError
+from gluecat.serving.permissions import Authorizer, Decision
 from gluecat.serving.replies import MAX_BYTES, ReplyCache
 
 log = logging.getLogger("gluecat.aws")
@@ -44,6 +48,18 @@ _ONE_TABLE = {
     "GetPartitions": "TableName",
     "BatchGetPartition": "TableName",
 }
+
+
+def _reply_scope(decision: Decision, operation: str, params: dict[str, Any]) -> Any:
+    """What a cached reply is keyed by besides the request: the caller's view of the table's columns, or
+    of the catalog for a listing (None while every caller sees the same)."""
+    field = _ONE_TABLE.get(operation)
+    if field is None:
+        return decision.view.listing_key()
+    database, table = params.get("DatabaseName"), params.get(field)
+    if not isinstance(database, str) or not isinstance(table, str):
+        return ("unnamed",)
+    return decision.view.columns_key(database.lower(), table.lower())
 
 
 def _reply_version(catalog: Any, operation: str, params: dict[str, Any]) -> int:
@@ -95,9 +111,13 @@ class AwsEndpoint:
     are UnknownOperationException.
 
     Replies to the read calls in CACHED are kept encoded (``reply_cache_bytes`` in all, 0 for none),
-    keyed by the request body and labelled with the warehouse version read before they were computed,
-    and served only while that version is the latest: any commit anywhere makes them misses, as for the
-    Hive Metastore endpoint's replies (serving/replies.py). Calls in a transaction are never cached.
+    keyed by the request body (and by what the caller may see of it) and labelled with the warehouse
+    version read before they were computed, and served only while that version is the latest: any
+    commit anywhere makes them misses, as for the Hive Metastore endpoint's replies
+    (serving/replies.py). Calls in a transaction are never cached.
+
+    Every request is decided by ``authorizer`` (the caller's Lake Formation permissions, gluecat/serving/
+    permissions.py; one over ``catalog`` when not given) before it runs, and recorded in its audit log.
     """
 
     def __init__(
@@ -109,8 +129,10 @@ class AwsEndpoint:
         lake_formation: Any = None,
         max_body: int = MAX_BODY,
         reply_cache_bytes: int = MAX_BYTES,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.catalog = catalog
+        self.authorizer = authorizer if authorizer is not None else Authorizer(catalog)
         self.lake_formation = lake_formation
         self.access_keys = access_keys
         self.region = region
@@ -160,12 +182,17 @@ class AwsEndpoint:
         body: bytes,
         *,
         now: datetime | None = None,
+        client: str | None = None,
     ) -> Reply:
-        """The reply to one request (``path`` with its query string, as it arrived)."""
+        """The reply to one request (``path`` with its query string, as it arrived) from the address
+        ``client``."""
+        started = time.monotonic()
         lower = lower_headers(headers)
         bare, _, query = path.partition("?")
         target = lower.get("x-amz-target", [None])[0]
         protocol = self._protocol(bare, lower)
+        name: str | None = None
+        key_id: str | None = None
         try:
             key_id = sigv4.verify(
                 method,
@@ -185,36 +212,97 @@ class AwsEndpoint:
             else:
                 operation = self.rest.operation(method, bare)
                 implementation = self.lake_formation
+            name = operation.name
             call = getattr(implementation, xform_name(operation.name), None)
             if call is None:
                 raise unknown_operation(f"gluecat does not serve the operation {operation.name}")
             params = protocol.read(operation, body)
         except AwsError as e:
+            self.authorizer.record(
+                protocol=protocol.service,
+                operation=name,
+                user=self.access_keys.user(key_id) if key_id else None,
+                source=client,
+                decision=None,
+                outcome=e.code,
+                started=started,
+                access_key=key_id,
+            )
             return protocol.error(e.code, e.message, e.status)
+        user = self.access_keys.user(key_id)
+        reply, decision = self._authorized(protocol, operation.name, implementation, call, params, body, user)
+        outcome = "ok" if reply[0] == 200 else _error_code(reply)
+        self.authorizer.record(
+            protocol=protocol.service,
+            operation=operation.name,
+            user=user,
+            source=client,
+            decision=decision,
+            outcome=outcome,
+            started=started,
+            access_key=key_id,
+        )
+        return reply
+
+    def _authorized(
+        self,
+        protocol: Protocol,
+        name: str,
+        implementation: Any,
+        call: Any,
+        params: dict[str, Any],
+        body: bytes,
+        user: str | None,
+    ) -> tuple[Reply, Decision | None]:
+        """The reply to a request whose caller is known: decided, then run as that caller."""
+        try:
+            decision = self.authorizer.decide(user, protocol.service, name, params)
+            if decision.invalid:
+                validate.request(protocol.service, name, params)  # says what is wrong with the request
+        except (GlueError, ClientError) as e:
+            error = e.response["Error"]
+            return protocol.error(str(error["Code"]), str(error["Message"])), None
+        if not decision.allowed:
+            return protocol.error("AccessDeniedException", decision.reason), decision
+        operation = protocol.model.operation_model(name)
         cache_key, version = None, 0
         if (
             self.replies is not None
-            and operation.name in CACHED
+            and name in CACHED
             and "TransactionId" not in params
             and implementation is self.catalog
         ):
-            cache_key, version = (operation.name, body), _reply_version(self.catalog, operation.name, params)
+            scope = _reply_scope(decision, name, params)
+            cache_key, version = (name, body, scope), _reply_version(self.catalog, name, params)
             cached = self.replies.get(cache_key, version)
             if cached is not None:
-                return 200, protocol.headers(protocol.content_type, str(uuid.uuid4())), cached
+                return (200, protocol.headers(protocol.content_type, str(uuid.uuid4())), cached), decision
         try:
-            result = call(**params)
+            with access.acting(decision.view):
+                result = decision.answer(
+                    None if decision.nothing_to_run else call(**decision.request(params))
+                )
         except (GlueError, ClientError) as e:
             error = e.response["Error"]
-            return protocol.error(str(error["Code"]), str(error["Message"]))
+            return protocol.error(str(error["Code"]), str(error["Message"])), decision
         except Exception:
-            log.exception("%s failed (access key %s)", operation.name, key_id)
-            return protocol.error("InternalServiceException", "An internal error occurred.")
+            log.exception("%s failed (user %s)", name, user)
+            return protocol.error("InternalServiceException", "An internal error occurred."), decision
         try:
             reply = protocol.reply(operation, result)
         except (TypeError, ValueError):
-            log.exception("the answer to %s does not fit its output shape", operation.name)
-            return protocol.error("InternalServiceException", "An internal error occurred.")
+            log.exception("the answer to %s does not fit its output shape", name)
+            return protocol.error("InternalServiceException", "An internal error occurred."), decision
         if cache_key is not None and self.replies is not None:
             self.replies.put(cache_key, version, reply[2])
-        return reply
+        return reply, decision
+
+
+def _error_code(reply: Reply) -> str:
+    for k, v in reply[1]:
+        if k.lower() == "x-amzn-errortype":
+            return v
+    try:
+        return str(orjson.loads(reply[2]).get("__type", reply[0]))
+    except (orjson.JSONDecodeError, AttributeError):
+        return str(reply[0])

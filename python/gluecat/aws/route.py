@@ -31,7 +31,9 @@ def aws_route(endpoint: AwsEndpoint) -> Route:
         matches=lambda request: endpoint.accepts(request.method, request.target, request.headers.fields),
         authenticate=lambda request: "",
         handle=lambda request, _: _response(
-            endpoint.handle(request.method, request.target, request.headers.fields, request.body)
+            endpoint.handle(
+                request.method, request.target, request.headers.fields, request.body, client=request.client[0]
+            )
         ),
         refuse_early=early,
     )

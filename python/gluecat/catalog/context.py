@@ -157,10 +157,19 @@ def partition_key_count(table: dict[str, Any]) -> int:
     return len(table.get("PartitionKeys") or [])
 
 
+def missing_database(name: str) -> str:
+    """What a read of a database that is not there (or not for the caller to see) says."""
+    return f"Database {name} not found."
+
+
+def missing_table(database: str, name: str) -> str:
+    return f"Table {name} not found."  # AWS Glue's words
+
+
 def require_database(snap: Snapshot, name: str) -> Any:
     db = snap.get(DATABASE, (name,))
     if db is None:
-        raise EntityNotFoundException(f"Database {name} not found.")
+        raise EntityNotFoundException(missing_database(name))
     return db
 
 
@@ -168,7 +177,7 @@ def require_table(snap: Snapshot, database: str, name: str) -> Any:
     require_database(snap, database)
     table = snap.get(TABLE, (database, name))
     if table is None:
-        raise EntityNotFoundException(f"Table {name} not found.")
+        raise EntityNotFoundException(missing_table(database, name))
     return table
 
 

@@ -36,6 +36,7 @@ def get_column_statistics(
 ) -> dict[str, Any]:
     snap = ctx.snapshot(table=(database, table))
     prefix, columns, where = _partition(ctx, snap, database, table, values)
+    columns = statistics.seen_columns(database, table, columns)
     return statistics.found_and_errors(
         snap, PARTITION_COLUMN_STATISTICS, prefix, columns, column_names, where
     )

@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from gluecat import expressions as ex
 from gluecat import uniform
-from gluecat.catalog import indexes, paging, statistics
+from gluecat.catalog import access, indexes, paging, statistics
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     MAX_LOG_SCAN,
@@ -106,7 +106,7 @@ def _responses(
             if "StorageDescriptor" in part:
                 sd = part["StorageDescriptor"]
                 part["StorageDescriptor"] = {k: v for k, v in sd.items() if k != "Columns"}
-    return out
+    return access.project_partitions(database, name, out)
 
 
 def _rows_to_responses(

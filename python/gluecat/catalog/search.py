@@ -16,7 +16,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
-from gluecat.catalog import paging
+from gluecat.catalog import access, paging
 from gluecat.catalog.context import TABLE, Context, copy_doc
 from gluecat.errors import InvalidInputException
 from gluecat.store.store import HistoryExpired
@@ -108,6 +108,19 @@ def _matches_text(table: dict[str, Any], text: str) -> bool:
     return all(w in tokens for w in words)
 
 
+def _as_seen(table: dict[str, Any] | None) -> dict[str, Any] | None:
+    """A table as the caller sees it (None if it may not), so that a search matches only what it shows:
+    a column the caller may not see must not make its table a hit."""
+    view = access.current()
+    if table is None or view is None:
+        return table
+    if not view.table_visible(table["DatabaseName"], table["Name"]):
+        return None
+    if view.visible_columns(table["DatabaseName"], table["Name"]) is None:
+        return table
+    return access.project_table(copy_doc(table))
+
+
 def search_tables(
     ctx: Context,
     *,
@@ -147,7 +160,7 @@ def search_tables(
         hits = [
             t
             for key in snap.sorted_keys(TABLE)
-            if (t := snap.get(TABLE, key)) is not None
+            if (t := _as_seen(snap.get(TABLE, key))) is not None
             and all(_matches_filter(t, p) for p in filters)
             and (not search_text or _matches_text(t, search_text))
         ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gluecat.catalog import access
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     PARTITION_COLUMN_STATISTICS,
@@ -109,11 +110,20 @@ def deletion(snap: Snapshot, kind: str, prefix: Key, column: str, where: str) ->
     return changes
 
 
+def seen_columns(database: str, table: str, columns: dict[str, str]) -> dict[str, str]:
+    """``columns`` (by lowercase name) that the caller may see (gluecat.catalog.access): the others are
+    answered as columns the table does not have."""
+    view = access.current()
+    shown = view.visible_columns(database, table) if view is not None else None
+    return columns if shown is None else {k: v for k, v in columns.items() if shown.contains(k)}
+
+
 def get_column_statistics(ctx: Context, database: str, table: str, column_names: list[str]) -> dict[str, Any]:
     snap = ctx.snapshot(table=(database, table))
     doc = require_table(snap, database, table)
     where = f"{database}.{table}"
-    return found_and_errors(snap, COLUMN_STATISTICS, (database, table), columns_of(doc), column_names, where)
+    columns = seen_columns(database, table, columns_of(doc))
+    return found_and_errors(snap, COLUMN_STATISTICS, (database, table), columns, column_names, where)
 
 
 def update_column_statistics(

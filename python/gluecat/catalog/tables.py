@@ -15,7 +15,7 @@ from typing import Any
 import re2
 
 from gluecat import locations
-from gluecat.catalog import iceberg, indexes, objects, paging, partitions, statistics, tags
+from gluecat.catalog import access, grants, iceberg, indexes, objects, paging, partitions, statistics, tags
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     DATABASE,
@@ -25,6 +25,7 @@ from gluecat.catalog.context import (
     TABLE_VERSION,
     Context,
     copy_doc,
+    missing_table,
     partition_key_count,
     records_unchanged_since,
     require_database,
@@ -122,6 +123,7 @@ def create_table(
     def build(snap: Snapshot) -> Changes:
         changes = Changes()
         _new_table(ctx, snap, database, table_input, changes)
+        grants.created_table(snap, require_database(snap, database), name, changes)
         for desc in index_descriptors or []:
             changes.put(PARTITION_INDEX, (database, name, desc["IndexName"]), desc)
         return changes
@@ -163,7 +165,13 @@ def _new_table(
         )
     now = datetime.now(UTC)
     doc = table_doc(
-        ctx, database, table_input, version_id="1", create_time=now, created_by=ctx.principal, now=now
+        ctx,
+        database,
+        table_input,
+        version_id="1",
+        create_time=now,
+        created_by=access.creator() or ctx.principal,
+        now=now,
     )
     changes.put(TABLE, (database, name), doc)
     changes.put(TABLE_VERSION, _version_key(database, name, "1"), doc)
@@ -290,6 +298,7 @@ def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Change
         for path in snap.table_segments(key):
             changes.segment_removes.append((key, path))
     tags.drop_changes(snap, ("table", database, name), changes)
+    grants.dropped_table(snap, database, name, changes)
 
 
 def delete_table(
@@ -343,6 +352,7 @@ def rename_table(
                 changes.put(PARTITION_INDEX, (new_database, new_name, key[2]), desc)
         partitions.copy_partitions(ctx, snap, old, doc, relocate, changes)
         _copy_statistics(snap, (database, name), (new_database, new_name), doc, changes)
+        grants.renamed_table(snap, (database, name), (new_database, new_name), changes)
         return changes, None
 
     ctx.store.commit("RenameTable", build)
@@ -400,8 +410,11 @@ def batch_delete_table(
 def get_table(
     ctx: Context, database: str, name: str, as_of: datetime | None, transaction_id: str | None
 ) -> Any:
+    view = access.current()
+    if view is not None and not view.table_visible(database, name):
+        raise EntityNotFoundException(missing_table(database, name))
     snap = ctx.read_snapshot(as_of, transaction_id, (database, name))
-    return {"Table": copy_doc(require_table_at(ctx, snap, database, name, as_of))}
+    return {"Table": access.project_table(copy_doc(require_table_at(ctx, snap, database, name, as_of)))}
 
 
 def _name_pattern(expression: str) -> Callable[[str], bool]:
@@ -451,16 +464,19 @@ def get_tables(
     limit = max_results or 100
     page: list[Any] = []
     more = False
+    view = access.current()
     for key in snap.keys_with_prefix(TABLE, (database,)):
         if after is not None and key[1] <= after:
             continue
         if pattern is not None and not pattern(key[1]):
             continue
+        if view is not None and not view.table_visible(database, key[1]):
+            continue
         if len(page) == limit:
             more = True
             break
         page.append(snap.get(TABLE, key))
-    out: dict[str, Any] = {"TableList": [copy_doc(t) for t in page]}
+    out: dict[str, Any] = {"TableList": [access.project_table(copy_doc(t)) for t in page]}
     if more:
         out["NextToken"] = paging.make_token(ctx.store.secret, query, page[-1]["Name"])
     return out
@@ -481,7 +497,7 @@ def get_table_version(ctx: Context, database: str, name: str, version_id: str | 
     doc = snap.get(TABLE_VERSION, _version_key(database, name, vid))
     if doc is None:
         raise EntityNotFoundException("Version not found.")
-    return {"TableVersion": {"Table": copy_doc(doc), "VersionId": vid}}
+    return {"TableVersion": {"Table": access.project_table(copy_doc(doc)), "VersionId": vid}}
 
 
 def get_table_versions(
@@ -498,7 +514,8 @@ def get_table_versions(
     page = keys[:limit]
     out: dict[str, Any] = {
         "TableVersions": [
-            {"Table": copy_doc(snap.get(TABLE_VERSION, k)), "VersionId": str(int(k[2]))} for k in page
+            {"Table": access.project_table(copy_doc(snap.get(TABLE_VERSION, k))), "VersionId": str(int(k[2]))}
+            for k in page
         ]
     }
     if len(keys) > limit:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from gluecat.hms.thrift_endpoint import BINARY_TYPE, JSON_TYPE, ThriftEndpoint
 from gluecat.serving import tls as tls_settings
 from gluecat.serving.basic_auth import Authenticator
 from gluecat.serving.http import HttpServer, Limits, Request
+from gluecat.serving.permissions import Authorizer
 from gluecat.serving.router import Denied, Route, Router
 
 __all__ = ["BINARY_TYPE", "JSON_TYPE", "MAX_BODY", "HiveMetastoreServer", "Limits", "hms_route"]
@@ -56,11 +58,13 @@ class HiveMetastoreServer:
         reply_cache_bytes: int = replies.MAX_BYTES,
         limits: Limits | None = None,
         routes: list[Route] | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.auth = Authenticator(Path(users_file))
-        self.endpoint = ThriftEndpoint(catalog, reply_cache_bytes)
+        self.authorizer = authorizer if authorizer is not None else Authorizer(catalog)
+        self.endpoint = ThriftEndpoint(catalog, reply_cache_bytes, self.authorizer)
         self.processor = self.endpoint.processor
-        router = Router([*(routes or []), hms_route(self.endpoint, self.auth, path)])
+        router = Router([*(routes or []), hms_route(self.endpoint, self.auth, path)], self._refused)
         context = tls_settings.server_context(tls_cert, tls_key) if tls_cert is not None else None
         sock = socket.create_server((host, port), backlog=1024)
         self.http = HttpServer(sock, router, limits, context, early=router.early)
@@ -69,6 +73,19 @@ class HiveMetastoreServer:
         self.port = int(sock.getsockname()[1])
         self.path = path
         self._thread: threading.Thread | None = None
+
+    def _refused(self, request: Request, denied: Denied) -> None:
+        """A request whose credentials were refused: a line of the audit log."""
+        self.authorizer.record(
+            protocol="hive",
+            operation=None,
+            user=None,
+            source=request.client[0],
+            decision=None,
+            outcome="Unauthenticated",
+            started=time.monotonic(),
+            reason=denied.reason,
+        )
 
     @property
     def url(self) -> str:

@@ -16,21 +16,27 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TTransport
 
 from gluecat.hms import replies
+from gluecat.hms.guard import Guarded
 from gluecat.hms.handler import Handler
 from gluecat.hms.thrift_endpoint import Body, Processor
+from gluecat.serving.permissions import Authorizer
 from gluecat.serving.tcp import FramingError, Session
 
 
 class TcpEndpoint:
-    """serving/tcp.py's message handler: one message in, its reply out (None for a oneway call)."""
+    """serving/tcp.py's message handler: one message in, its reply out (None for a oneway call). Each
+    call is decided by ``authorizer`` (one over ``catalog`` when not given) for the connection's set_ugi
+    user (before any set_ugi: nobody in particular, who holds IAM_ALLOWED_PRINCIPALS' grants alone)."""
 
     def __init__(
         self,
         catalog: Any,
         reply_cache_bytes: int = replies.MAX_BYTES,
         known_user: Callable[[str], bool] | None = None,
+        authorizer: Authorizer | None = None,
     ) -> None:
         self.catalog = catalog
+        self.authorizer = authorizer if authorizer is not None else Authorizer(catalog)
         self.reply_cache_bytes = reply_cache_bytes
         self.cache = replies.ReplyCache(reply_cache_bytes)
         self.known_user = known_user
@@ -38,8 +44,10 @@ class TcpEndpoint:
     def processor(self, session: Session) -> Processor:
         if session.state is None:
             handler = Handler(self.catalog, known_user=self.known_user)
+            address = session.peer[0]
+            guarded = Guarded(handler, self.authorizer, lambda: (handler.principal, address), "tcp")
             session.state = Processor(
-                handler, self.reply_cache_bytes, self.cache, require_principal=self.known_user is not None
+                guarded, self.reply_cache_bytes, self.cache, require_principal=self.known_user is not None
             )
         processor: Processor = session.state
         return processor

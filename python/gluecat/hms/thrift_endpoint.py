@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from contextvars import ContextVar
 from typing import Any, ClassVar
 
 from thrift.protocol import TBinaryProtocol, TJSONProtocol
@@ -21,8 +22,10 @@ from thrift.transport import TTransport
 from gluecat.errors import GlueError
 from gluecat.hms import replies
 from gluecat.hms.gen.hive_metastore import ThriftHiveMetastore, ttypes
+from gluecat.hms.guard import Guarded
 from gluecat.hms.handler import Handler
 from gluecat.serving.http import Request, Response
+from gluecat.serving.permissions import Authorizer, Decision
 
 log = logging.getLogger("gluecat.hms")
 
@@ -130,7 +133,7 @@ class Processor(ThriftHiveMetastore.Processor):
 
     def __init__(
         self,
-        handler: Handler,
+        handler: Handler | Guarded,
         reply_cache_bytes: int = replies.MAX_BYTES,
         cache: replies.ReplyCache | None = None,
         require_principal: bool = False,
@@ -152,6 +155,8 @@ class Processor(ThriftHiveMetastore.Processor):
             iprot.readMessageEnd()
             error = TApplicationException(TApplicationException.UNKNOWN_METHOD, f"Unknown function {name}")
             _write(oprot, name, TMessageType.EXCEPTION, seqid, error)
+            if isinstance(self._handler, Guarded):
+                self._handler.note(name, "UnknownMethod", "gluecat does not serve this call")
             return None
         if self.require_principal and self._handler.principal is None and name != "set_ugi":
             iprot.skip(TType.STRUCT)
@@ -159,6 +164,8 @@ class Processor(ThriftHiveMetastore.Processor):
             refusal = "call set_ugi with a user of the server first (it requires known users)"
             if kind != TMessageType.ONEWAY:
                 _answer_error(oprot, name, seqid, ttypes.MetaException(message=refusal))
+            if isinstance(self._handler, Guarded):
+                self._handler.note(name, "MetaException", refusal)
             return None
         self._processMap[name](self, seqid, iprot, oprot)
         return True
@@ -168,14 +175,30 @@ class Processor(ThriftHiveMetastore.Processor):
         args.read(iprot)
         iprot.readMessageEnd()
         key = tuple(getattr(args, f) for f in fields)
-        version = _table_version(self._handler.catalog, key[0], key[1])
         result_type = getattr(ThriftHiveMetastore, f"{name}_result")
+        handler = self._handler
+        inner = handler._handler if isinstance(handler, Guarded) else handler
 
-        def compute() -> Any:
-            return result_type(success=getattr(self._handler, name)(*key))
+        def reply(decision: Decision | None) -> None:
+            # Decided before the cache is looked at (a revocation holds for cached replies too), and
+            # kept by what the caller may see of the table.
+            scope = (
+                None
+                if decision is None
+                else decision.view.columns_key(str(key[0]).lower(), str(key[1]).lower())
+            )
+            version = _table_version(inner.catalog, key[0], key[1])
+
+            def compute() -> Any:
+                return result_type(success=getattr(inner, name)(*key))
+
+            replies.answer(self.replies, version, name, (key, scope), seqid, oprot, compute)
 
         try:
-            replies.answer(self.replies, version, name, key, seqid, oprot, compute)
+            if isinstance(handler, Guarded):
+                handler.run(name, key, reply)
+            else:
+                reply(None)
         except (ttypes.NoSuchObjectException, ttypes.MetaException) as e:
             _answer_error(oprot, name, seqid, e)
         except Exception:
@@ -279,12 +302,24 @@ def _protocol_factory(content_type: str, body: bytes) -> Any:
     )
 
 
-class ThriftEndpoint:
-    """Answers a POSTed Thrift message with the reply message."""
+_http_caller: ContextVar[tuple[str | None, str | None]] = ContextVar(
+    "gluecat_hms_caller", default=(None, None)
+)
 
-    def __init__(self, catalog: Any, reply_cache_bytes: int = replies.MAX_BYTES) -> None:
+
+class ThriftEndpoint:
+    """Answers a POSTed Thrift message with the reply message, each call decided by ``authorizer`` (one
+    over ``catalog`` when not given) for the user Basic authentication checked."""
+
+    def __init__(
+        self, catalog: Any, reply_cache_bytes: int = replies.MAX_BYTES, authorizer: Authorizer | None = None
+    ) -> None:
         # Over HTTP each request carries its caller (Basic authentication): set_ugi names no one.
-        self.processor = Processor(Handler(catalog, set_ugi_names_caller=False), reply_cache_bytes)
+        self.authorizer = authorizer if authorizer is not None else Authorizer(catalog)
+        handler = Guarded(
+            Handler(catalog, set_ugi_names_caller=False), self.authorizer, _http_caller.get, "http"
+        )
+        self.processor = Processor(handler, reply_cache_bytes)
 
     def __call__(self, request: Request, user: str) -> Response:
         if request.method != "POST":
@@ -298,7 +333,11 @@ class ThriftEndpoint:
         content_type = JSON_TYPE if json_body else types[-1]
         if content_type not in (JSON_TYPE, BINARY_TYPE, "application/octet-stream"):
             return Response(415, f"use Content-Type {JSON_TYPE} or {BINARY_TYPE}\n".encode())
-        return self.answer(body, content_type)
+        token = _http_caller.set((user, request.client[0]))
+        try:
+            return self.answer(body, content_type)
+        finally:
+            _http_caller.reset(token)
 
     def answer(self, body: bytes, content_type: str) -> Response:
         factory = _protocol_factory(content_type, body)

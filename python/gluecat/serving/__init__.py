@@ -1,3 +1,5 @@
 """The request plumbing of ``gluecat serve``, shared by every protocol it speaks: TLS, connections,
-timeouts and limits (http.py), and authentication (basic_auth.py). What a request means is up to the
-handler it is routed to (the Hive Metastore's Thrift calls: hms/thrift_endpoint.py)."""
+timeouts and limits (http.py, tcp.py), who the caller is (basic_auth.py, users.py), what the caller may
+do (permissions.py, by the warehouse's Lake Formation grants) and the audit log (audit.py). What a
+request means is up to the protocol's handler it is routed to (hms/, aws/), which asks permissions.py
+before it runs a request."""

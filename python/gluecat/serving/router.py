@@ -33,10 +33,12 @@ class Route:
 
 
 class Router:
-    """The server's handler: the first matching route's authentication, then its handler."""
+    """The server's handler: the first matching route's authentication, then its handler. ``refused``
+    is told of each request whose authentication failed (for the audit log)."""
 
-    def __init__(self, routes: list[Route]) -> None:
+    def __init__(self, routes: list[Route], refused: Callable[[Request, Denied], None] | None = None) -> None:
         self.routes = routes
+        self.refused = refused
 
     def early(self, request: Request) -> Response | None:
         """The matching route's refusal of a request from its head, if it has one."""
@@ -50,6 +52,8 @@ class Router:
             if route.matches(request):
                 principal = route.authenticate(request)
                 if isinstance(principal, Denied):
+                    if self.refused is not None:
+                        self.refused(request, principal)
                     body = f"{principal.reason}\n".encode()
                     return Response(401, body, "text/plain; charset=utf-8", dict(route.challenge), close=True)
                 return route.handle(request, principal)
