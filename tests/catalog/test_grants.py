@@ -357,9 +357,7 @@ def test_a_column_caller_sees_its_columns_and_the_partition_keys_only(
     assert stats["Errors"][0]["Error"]["ErrorMessage"] == "Column ssn is not a column of sales.orders"
     assert found == []  # a search matches only what it may see
     with access.acting(view(glue, "arn:aws:iam::000000000000:user/carol")):
-        with pytest.raises(
-            glue.exceptions.EntityNotFoundException, match="Table orders not found in database sales"
-        ):
+        with pytest.raises(glue.exceptions.EntityNotFoundException, match="Table orders not found."):
             glue.get_table(DatabaseName="sales", Name="orders")
         assert [t["Name"] for t in glue.get_tables(DatabaseName="sales")["TableList"]] == []
 

@@ -15,6 +15,7 @@ from thrift.protocol import TBinaryProtocol
 from thrift.transport import TSocket, TTransport
 
 from gluecat import Catalog, LakeFormation
+from gluecat.api import extensions
 from gluecat.aws import keys
 from gluecat.aws.endpoint import AwsEndpoint
 from gluecat.catalog import grants
@@ -107,10 +108,17 @@ class PermissionLake:
         return f"{prefix}{next(self._names)}"
 
     def client(self, user: str, service: str = "glue") -> Any:
+        """A boto3 client of ``service`` signing as ``user`` (``gluecat``: gluecat's own operations, as the
+        Spark plugin sends them)."""
         found = self._clients.get((user, service))
         if found is None:
             key_id, secret = self.keys[user]
-            found = self._clients[(user, service)] = _session.client(
+            session = _session
+            if service == extensions.SERVICE:
+                session = boto3.session.Session()
+                models = extensions.write_client_model(self.root / "botocore-models")
+                session._session.get_component("data_loader").search_paths.append(str(models))
+            found = self._clients[(user, service)] = session.client(
                 service,
                 endpoint_url=self.url,
                 region_name=REGION,

@@ -19,6 +19,7 @@ from botocore import xform_name
 from botocore.exceptions import ClientError
 
 from gluecat import Catalog, LakeFormation
+from gluecat.api import extensions
 from gluecat.api.service import operations
 from gluecat.catalog import access
 from gluecat.errors import AccessDeniedException
@@ -95,7 +96,9 @@ def _governed(lake: PermissionLake, db: str) -> None:
 
 
 def _as_read(lake: PermissionLake, db: str) -> dict[str, Any]:
-    return dict(lake.glue.get_table(DatabaseName=db, Name="t")["Table"])
+    """The table's identity as GetTable returned it (what the Spark plugin sends)."""
+    table = lake.glue.get_table(DatabaseName=db, Name="t")["Table"]
+    return {k: table[k] for k in ("DatabaseName", "Name", "VersionId", "CreateTime")}
 
 
 def _carol_selects(lake: PermissionLake, db: str) -> None:
@@ -227,7 +230,8 @@ GLUE: dict[str, Case] = {
     "TagResource": Case(lambda lake, db: {"ResourceArn": _arn(db, "t"), "TagsToAdd": {"k": "v"}}),
     "UntagResource": Case(lambda lake, db: {"ResourceArn": _arn(db, "t"), "TagsToRemove": ["k"]}),
     "GetTags": Case(lambda lake, db: {"ResourceArn": _arn(db)}),
-    # gluecat's own operations: not served over the wire on this branch, decided through the same rules
+    # gluecat's own operations (the Spark plugin's), over the wire as it sends them
+    "GetGluecatInfo": Case(lambda lake, db: {}),
     "UpdateTableAsRead": Case(
         lambda lake, db: {"Table": _as_read(lake, db), "TableInput": _table_input("t")}
     ),
@@ -484,12 +488,13 @@ def _call(lake: PermissionLake, protocol: str, op: str, user: str, request: Any)
     model = lake.glue.meta.service_model if protocol == "glue" else lake.lf.meta.service_model
     if op not in model.operation_names:
         return _in_process(lake, protocol, op, user, request)
-    return getattr(lake.client(user, protocol), xform_name(op))(**request)
+    service = extensions.SERVICE if op in extensions.OPERATIONS else protocol
+    return getattr(lake.client(user, service), xform_name(op))(**request)
 
 
 def _in_process(lake: PermissionLake, protocol: str, op: str, user: str, request: Any) -> Any:
-    """gluecat's own operations (not served over the wire on this branch), decided and run as the
-    endpoint runs a request."""
+    """Operations of the Python API that the endpoint does not serve (Arrow answers), decided and run
+    as the endpoint runs a request."""
 
     decision = lake.authorizer.decide(user, protocol, op, request)
     if not decision.allowed:

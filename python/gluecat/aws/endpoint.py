@@ -263,7 +263,8 @@ class AwsEndpoint:
             error = e.response["Error"]
             return protocol.error(str(error["Code"]), str(error["Message"])), None
         if not decision.allowed:
-            return protocol.error("AccessDeniedException", decision.reason), decision
+            code = "EntityNotFoundException" if decision.absent else "AccessDeniedException"
+            return protocol.error(code, decision.reason), decision
         operation = protocol.model.operation_model(name)
         cache_key, version = None, 0
         if (

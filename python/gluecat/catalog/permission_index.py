@@ -150,8 +150,12 @@ class View:
     (every authenticated caller belongs to that group). ``principal`` None is a caller with no name (a
     Thrift client that sent no set_ugi): the group's grants alone."""
 
-    def __init__(self, index: Index, principal: str | None, staged: Index | None = None) -> None:
+    def __init__(
+        self, index: Index, principal: str | None, staged: Index | None = None, root: Any = None
+    ) -> None:
         self.index = index
+        self.root = root
+        """The root state the grants were read from (a Snapshot; None where not known)."""
         self.principal = principal
         self.open = index.settings is None
         self.admin = principal is not None and principal in index.admins

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gluecat.catalog import grants
+from gluecat.catalog.context import TABLE, missing_table
 from gluecat.catalog.grants import (
     ALTER,
     CREATE_DATABASE,
@@ -469,6 +470,13 @@ RULES: dict[str, dict[str, Rule]] = {"glue": GLUE, "lakeformation": LAKE_FORMATI
 # -- deciding ----------------------------------------------------------------------------------------------
 
 
+def _absent_table(view: View, resource: Key) -> bool:
+    """Whether ``resource`` is a table that does not exist in a database the caller may see."""
+    if resource[0] != grants.TABLE_RES or view.root is None or not view.database_visible(resource[1]):
+        return False
+    return view.root.get(TABLE, (resource[1], resource[2])) is None
+
+
 def refusal(permission: str, resource: Key) -> str:
     """What a refusal says: the permission and the resource, as the request named it."""
     return f"Insufficient Lake Formation permission(s): Required {permission} on {grants.describe(resource)}"
@@ -487,6 +495,8 @@ class Decision:
     """Why it is refused (the message), or how it is allowed."""
     hidden: bool = False
     """Refused for want of DESCRIBE: Hive answers as for a table it does not have."""
+    absent: bool = False
+    """Refused because the table is not there, which the caller may know: EntityNotFoundException."""
     invalid: bool = False
     """The request names no resource its rule can be checked on: it is malformed."""
     batch: Batch | None = None
@@ -576,12 +586,13 @@ class Authorizer:
 
     def view(self, user: str | None, transaction_id: Any = None) -> View:
         """The caller's view of the newest grants (and, in a transaction, of those it staged)."""
-        index = index_of(self.catalog.store.latest().root)
+        root = self.catalog.store.latest().root
+        index = index_of(root)
         staged = None
         if isinstance(transaction_id, str) and index.settings is not None:
             records = grants.staged(self.catalog._ctx, transaction_id)
             staged = Index(None, (), records) if records else None
-        return View(index, self.principal(user), staged)
+        return View(index, self.principal(user), staged, root)
 
     def decide(self, user: str | None, protocol: str, operation: str, args: Any) -> Decision:
         """The decision on ``operation`` of ``protocol`` with its arguments (an AWS request's parameters,
@@ -634,6 +645,13 @@ class Authorizer:
         if why is not None:
             missing, message = why
             hidden = missing is not None and missing.permission == DESCRIBE
+            if missing is not None and _absent_table(view, missing.resource):
+                # As AWS Glue answers one who may see the database: the table is not there. Spark asks
+                # whether a table exists before it makes one; a refusal would fail the CREATE TABLE of a
+                # user granted CREATE_TABLE. Answered here, not by the call, which a table made meanwhile
+                # would let through.
+                message, hidden = missing_table(missing.resource[1], missing.resource[2]), True
+                return Decision(view, False, resource=resource, reason=message, hidden=hidden, absent=True)
             return Decision(view, False, resource=resource, reason=message, hidden=hidden)
         return Decision(
             view, True, resource=resource, reason=", ".join(f"{n.permission}" for n in found) or rule.kind
