@@ -89,3 +89,46 @@ def test_without_fsync_nothing_is_synced(tmp_path: Path, monkeypatch: pytest.Mon
     assert local.publish("log/1.json", b"x")
     local.sync_folder("log")
     assert calls == []
+
+
+def open_descriptors() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_a_process_that_commits_to_many_tables_keeps_no_descriptor_for_each(tmp_path: Path) -> None:
+    """The lock file a log's writers take turns on is open while this process uses it, then closed: a
+    server or a test run that commits to thousands of tables once held one each, and past 1,024
+    descriptors select() fails (Py4J's callback server stopped, and Spark waited on it for ever)."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc here")
+    from gluecat import Catalog
+
+    glue = Catalog(str(tmp_path / "wh"))
+    glue.create_database(DatabaseInput={"Name": "db"})
+    before = open_descriptors()
+    for i in range(40):
+        glue.create_table(
+            DatabaseName="db",
+            TableInput={"Name": f"t{i}", "PartitionKeys": [{"Name": "k", "Type": "string"}]},
+        )
+        glue.create_partition(DatabaseName="db", TableName=f"t{i}", PartitionInput={"Values": ["a"]})
+    assert open_descriptors() - before < 10
+
+
+def test_threads_of_one_process_share_a_turn_and_its_descriptor(tmp_path: Path) -> None:
+    """One descriptor a lock file while any thread of the process is in its turn (a second open file
+    would exclude the process's own threads from each other); closed when the last leaves."""
+    local = WarehouseFS.open(str(tmp_path), fsync=False)
+    local.mkdirs("log")
+    with local.queued("log") as first, local.queued("log") as second:  # not blocked: the same open file
+        assert first and second
+        held = [p for p in os.listdir("/proc/self/fd") if "publish.lock" in _target(p)]
+        assert len(held) == 1
+    assert [p for p in os.listdir("/proc/self/fd") if "publish.lock" in _target(p)] == []
+
+
+def _target(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return ""

@@ -53,25 +53,42 @@ def _proc_fds() -> int | None:
     return _proc[1]
 
 
-_queues: dict[str, tuple[int, int]] = {}
-"""Lock files of this process, by path: (pid, descriptor). One descriptor a file for the whole process,
-so that its own threads and Store instances share a turn (flock excludes other open files, even of
-this process: a thread of one Store waiting for another's turn, which waited for it, would never end)."""
+_queues: dict[str, list[int]] = {}
+"""Lock files of this process in use, by path: [pid, descriptor, users]. One descriptor a file for the
+whole process, so that its own threads and Store instances share a turn (flock excludes other open
+files, even of this process: a thread of one Store waiting for another's turn, which waited for it,
+would never end). Closed when its last user is done: a process that publishes in many logs over its
+life (a server, a test run) would otherwise hold a descriptor for each, past what select() takes."""
 _queues_lock = threading.Lock()
 
 
-def _queue_fd(path: str) -> int | None:
+@contextlib.contextmanager
+def _queue_fd(path: str) -> Iterator[int | None]:
     pid = os.getpid()
     with _queues_lock:
         found = _queues.get(path)
-        if found is not None and found[0] == pid:
-            return found[1]
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError:
-            return None  # a read-only folder: no queue, the exclusive create still decides
-        _queues[path] = (pid, fd)
-        return fd
+        if found is None or found[0] != pid:  # a forked child opens its own
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            except OSError:
+                fd = None  # a read-only folder: no queue, the exclusive create still decides
+            found = [pid, fd, 0] if fd is not None else None
+            if found is not None:
+                _queues[path] = found
+        if found is not None:
+            found[2] += 1
+    if found is None:
+        yield None
+        return
+    try:
+        yield found[1]
+    finally:
+        with _queues_lock:
+            found[2] -= 1
+            if found[2] == 0:
+                os.close(found[1])
+                if _queues.get(path) is found:
+                    del _queues[path]
 
 
 class WarehouseFS:
@@ -205,18 +222,15 @@ class LocalFS(WarehouseFS):
 
     @contextlib.contextmanager
     def queued(self, rel_dir: str) -> Iterator[bool]:
-        fd = self._queue_fd(rel_dir)
-        if fd is None:
-            yield False
-            return
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            yield True
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def _queue_fd(self, rel_dir: str) -> int | None:
-        return _queue_fd(self.full(f"{rel_dir}/publish.lock"))
+        with _queue_fd(self.full(f"{rel_dir}/publish.lock")) as fd:
+            if fd is None:
+                yield False
+                return
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                yield True
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     def full(self, rel: str) -> str:
         return f"{self.root}/{rel}"
