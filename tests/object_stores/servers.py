@@ -110,8 +110,19 @@ def tail(path: Path, lines: int = 30) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
+_install_tried: set[str] = set()
+
+
 def installed(name: str) -> str:
+    """The server's program, installed on first need in a checkout where it is not (README's test command
+    on a fresh machine; .ci/run installs them all beforehand, meanwhile)."""
     executable = install.executable(name)
+    if executable is None and name not in _install_tried:
+        _install_tried.add(name)
+        ok, _, output = install.install([name])[name]
+        if not ok:
+            raise ServerNotInstalled(f"{install.not_installed(name)}\n{output.strip()[-2000:]}")
+        executable = install.executable(name)
     if executable is None:
         raise ServerNotInstalled(install.not_installed(name))
     return str(executable)
