@@ -585,3 +585,33 @@ def test_placing_a_table_in_a_registered_location_needs_data_location_access(lak
     )
     glue.create_table(DatabaseName=db, TableInput=inside)
     assert glue.get_table(DatabaseName=db, Name="t")["Table"]["CreatedBy"] == arn("granted")
+
+
+def test_a_rename_that_moves_partitions_into_a_registered_location_needs_data_location_access(
+    lake: PermissionLake,
+) -> None:
+    """RenameTable's MovedFolder relocates the partitions inside the table's folder: where it moves them
+    is placed data as much as the table's own location is."""
+    db = lake.name()
+    lake.make_table(db)
+    lake.lf.register_resource(ResourceArn=f"arn:aws:s3:::governed/{db}")
+    lake.grant("granted", "ALTER", ("table", db, "t"))
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    renames = lake.client("granted", extensions.SERVICE)
+    request = {
+        "Table": _as_read(lake, db),
+        "NewDatabaseName": db,
+        "TableInput": _table_input("moved"),
+        "MovedFolder": {"From": f"s3://lake/{db}/t", "To": f"s3://governed/{db}/moved"},
+    }
+    with pytest.raises(ClientError, match=f"DATA_LOCATION_ACCESS on data location s3://governed/{db}"):
+        renames.rename_table(**request)
+    assert lake.glue.get_table(DatabaseName=db, Name="t")["Table"]["Name"] == "t"  # nothing changed
+    lake.lf.grant_permissions(
+        Principal=principal("granted"),
+        Resource={"DataLocation": {"ResourceArn": f"arn:aws:s3:::governed/{db}"}},
+        Permissions=["DATA_LOCATION_ACCESS"],
+    )
+    renames.rename_table(**request)
+    moved = lake.glue.get_partitions(DatabaseName=db, TableName="moved")["Partitions"]
+    assert [p["StorageDescriptor"]["Location"] for p in moved] == [f"s3://governed/{db}/moved/dt=a"]

@@ -302,7 +302,7 @@ GLUE: dict[str, Rule] = {
     "RenameTable": Rule(
         CHECK,
         needs(need(ALTER, _AS_READ), need(CREATE_TABLE, database(p("NewDatabaseName")))),
-        _places(_TABLE_LOCATION),
+        _places(_TABLE_LOCATION, p("MovedFolder", "To")),  # the partitions go there too
         summary="ALTER on the table and CREATE_TABLE on the database it goes to" + PLACED,
     ),
     "ExplainPartitions": check(SELECT, _TABLE),
