@@ -310,3 +310,23 @@ def test_a_merge_that_lost_to_a_merge_of_its_segments_is_never_published_over_th
     assert raced
     for fresh in (glue, Catalog(warehouse)):
         assert values(fresh, "a") == sorted(str(i) for i in range(33))
+
+
+def test_a_reader_keeps_a_bounded_number_of_the_entries_it_caught_up_on(tmp_path: Any) -> None:
+    """Entries read while catching up are kept for the conflict check right after, not for ever: a server
+    reading thousands of tables' logs would otherwise keep a thousand entries (each up to 128 KiB) of each."""
+    from gluecat.store.logs import PARSED_KEPT
+
+    warehouse = str(tmp_path / "wh")
+    writer = Catalog(warehouse)
+    writer.create_database(DatabaseInput={"Name": "db"})
+    writer.create_table(
+        DatabaseName="db", TableInput={"Name": "t", "PartitionKeys": [{"Name": "k", "Type": "string"}]}
+    )
+    reader = Catalog(warehouse)
+    assert reader.get_partitions(DatabaseName="db", TableName="t")["Partitions"] == []
+    for i in range(PARSED_KEPT + 40):
+        writer.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": [str(i)]})
+        assert len(reader.get_partitions(DatabaseName="db", TableName="t")["Partitions"]) == i + 1
+    kept = reader.store.table_log(("db", "t"))._parsed
+    assert 0 < len(kept) <= PARSED_KEPT

@@ -40,6 +40,12 @@ Resolve = Callable[[log.Decision], tuple[bool | None, datetime | None]]
 None: not decided yet)."""
 
 
+PARSED_KEPT = 64
+"""Entries a log keeps as read. They are wanted right after they are read (the few a lost race lost to),
+and each may carry inline segments of up to 128 KiB: a process that opens thousands of tables' logs (a
+server) must not keep a thousand entries of each."""
+
+
 class Expired(StorageError):
     """History asked for has expired."""
 
@@ -99,7 +105,8 @@ class Log:
         self.secret = b""
         """The warehouse's own random key (root log only; signs continuation tokens)."""
         self._refresh_lock = threading.Lock()
-        self._entry_times: dict[int, datetime] = {}
+        self._entry_times: OrderedDict[int, datetime] = OrderedDict()
+        """Times of recent versions (100,000 of them: a server lives through millions of commits)."""
         self._commit_ids: OrderedDict[int, str] = OrderedDict()
         """Commit ids of recent versions (the root's: what decides table logs' markers)."""
         self._markers: list[tuple[int, int]] = []
@@ -107,8 +114,8 @@ class Log:
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
         self._parsed: OrderedDict[int, log.Entry] = OrderedDict()
-        """Entries read lately, as read: a writer that lost its version checks the entries it lost to,
-        and its views read their inline segments, right after catching up read them."""
+        """Entries read lately, as read (PARSED_KEPT of them): a writer that lost its version checks the
+        entries it lost to, and its views read their inline segments, right after catching up read them."""
         self._parsed_lock = threading.Lock()
         self._old_states_lock = threading.Lock()
         self._state = self._open()
@@ -265,7 +272,7 @@ class Log:
         """Remember ``entry`` as read (or, for an expiry, as just written in its version's place)."""
         with self._parsed_lock:
             self._parsed[entry.version] = entry
-            while len(self._parsed) > 1024:
+            while len(self._parsed) > PARSED_KEPT:
                 self._parsed.popitem(last=False)
 
     def commit_id(self, version: int) -> str:
@@ -280,6 +287,11 @@ class Log:
         self._commit_ids[version] = commit_id
         while len(self._commit_ids) > 100_000:
             self._commit_ids.popitem(last=False)
+
+    def _remember_time(self, version: int, ts: datetime) -> None:
+        self._entry_times[version] = ts
+        while len(self._entry_times) > 100_000:
+            self._entry_times.popitem(last=False)
 
     def entry_time(self, version: int) -> datetime:
         """When a commit took effect: its entry's time, or for a marker its root decision's."""
@@ -298,7 +310,7 @@ class Log:
                 if not found:
                     raise
                 ts = from_micros(self.checkpoint_meta(found[0])[0])
-            self._entry_times[version] = ts
+            self._remember_time(version, ts)
         return ts
 
     def _decide(self, decision: log.Decision) -> tuple[bool | None, datetime | None]:
@@ -396,14 +408,14 @@ class Log:
                 return None
             if not committed:
                 # An aborted marker: a place in the log and the chain, and nothing else.
-                self._entry_times[entry.version] = timestamp
+                self._remember_time(entry.version, timestamp)
                 return apply(
                     state, entry.version, max(timestamp, state.timestamp), [], [], [], (), entry.link
                 )
             timestamp, decided = when or timestamp, entry.decided_by.version
             self._markers.append((entry.version, decided))
         got = self.read_actions(state, entry)
-        self._entry_times[entry.version] = timestamp
+        self._remember_time(entry.version, timestamp)
         if self.root:
             self._remember(entry.version, entry.commit_id)
         return apply(
@@ -602,7 +614,7 @@ class Log:
             else:
                 meta.setdefault(kind, {})[key] = doc
         timestamp = from_micros(when)
-        self._entry_times[version] = timestamp
+        self._remember_time(version, timestamp)
         if self.root:
             try:
                 self.secret = bytes.fromhex(md.get("gluecat.secret", ""))
