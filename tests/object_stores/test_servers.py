@@ -4,6 +4,7 @@ key, and the environment a client reads. These are the facts the store's tests s
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Any
 
 import obstore
@@ -154,10 +155,28 @@ def test_moto_in_a_thread_serves_the_same_conditional_put() -> None:
             obstore.put(store, "k", b"second", mode="create")
 
 
-def test_a_server_that_is_not_installed_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(install, "HOME", install.HOME / "nowhere")
+def test_a_server_that_is_not_installed_is_installed_by_the_first_test_that_needs_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(install, "HOME", tmp_path / "object-stores")
+    monkeypatch.setattr(servers, "_install_tried", set())
+    with servers.versitygw() as server:
+        store = server.new_bucket().store()
+        obstore.put(store, "k", b"first", mode="create")
+    assert install.executable("versitygw") == tmp_path / "object-stores" / "versitygw" / "bin" / "versitygw"
+
+
+def test_a_server_that_cannot_be_installed_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(install, "HOME", tmp_path / "object-stores")
+    monkeypatch.setattr(servers, "_install_tried", set())
+    monkeypatch.setenv("PATH", str(tmp_path))  # no go here
     with (
-        pytest.raises(servers.ServerNotInstalled, match=r"python3 tests/object_stores/install\.py"),
+        pytest.raises(
+            servers.ServerNotInstalled,
+            match=r"python3 tests/object_stores/install\.py(.|\n)*`go` is not on PATH",
+        ),
         servers.versitygw(),
     ):
         pass
