@@ -441,3 +441,17 @@ def test_a_time_travel_read_sees_a_commit_stamped_before_its_time_but_published_
     first = reader.as_of(when).get("thing", ("x",))
     commit.join()
     assert reader.as_of(when).get("thing", ("x",)) == first == 2
+
+
+def test_a_process_keeps_the_footers_of_a_bounded_number_of_segments(warehouse: str, monkeypatch) -> None:
+    """A server writes a segment per commit over thousands of tables: the footers it read or wrote are
+    kept up to a bound, and one pushed out is read again from its file."""
+    from gluecat.store import store as store_module
+
+    monkeypatch.setattr(store_module, "FOOTERS_KEPT", 8, raising=False)
+    s = Store(warehouse)
+    paths = [s.write_segment(pa.table({"n": list(range(i + 1))})) for i in range(20)]
+    assert [s.segment_footer(p)[0] for p in paths] == list(range(1, 21))
+    assert len(s._footers) <= 8
+    assert s.segment_footer(paths[0])[0] == 1
+    assert [Store(warehouse).segment_footer(p)[0] for p in paths] == list(range(1, 21))

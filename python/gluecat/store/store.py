@@ -70,6 +70,10 @@ agree to within this for reads as of a time to see each other's commits in their
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
+FOOTERS_KEPT = 16_384
+"""Segment footers (row count and metadata) this process keeps: every segment it writes or reads a
+footer of would otherwise stay for the process's life (a server writes one per commit, over thousands of
+tables). Far more than the live segments of the tables being merged; a footer pushed out is read again."""
 FENCE_AFTER = 5.0
 """How long a table's writer waits for the root to decide a marker at the end of the table's log before
 it fences the marker (its writer has died, or stalled): a root commit publishes its markers and then its
@@ -117,7 +121,7 @@ class Store:
         self._segment_cache_rows = 0
         self._recent: OrderedDict[str, pa.Table] = OrderedDict()
         self._recent_rows = 0
-        self._footers: dict[str, tuple[int, dict[bytes, bytes]]] = {}
+        self._footers: OrderedDict[str, tuple[int, dict[bytes, bytes]]] = OrderedDict()
         self.root = Log(
             self.fs, layout.ROOT_LOG, self._read_data, checkpoint_interval=checkpoint_interval, root=True
         )
@@ -370,7 +374,10 @@ class Store:
 
     def segment_footer(self, path: str) -> tuple[int, dict[bytes, bytes]]:
         """A segment's row count and key-value metadata, from its Parquet footer alone (cached)."""
-        found = self._footers.get(path)
+        with self._segment_cache_lock:
+            found = self._footers.get(path)
+            if found is not None:
+                self._footers.move_to_end(path)
         if found is None:
             with self._segment_cache_lock:
                 table = self._segment_cache.get(path)
@@ -383,8 +390,15 @@ class Store:
                     found = files.footer(self._read_data(path), self.fs.uri(path))
                 except FileNotFoundError as e:
                     raise StorageError(f"{self.fs.uri(path)}: the partition segment is missing") from e
-            self._footers[path] = found
+            self._keep_footer(path, found)
         return found
+
+    def _keep_footer(self, path: str, footer: tuple[int, dict[bytes, bytes]]) -> None:
+        with self._segment_cache_lock:
+            self._footers[path] = footer
+            self._footers.move_to_end(path)
+            while len(self._footers) > FOOTERS_KEPT:
+                self._footers.popitem(last=False)
 
     def segment_exists(self, path: str) -> bool:
         """Whether a segment can still be read (an expiry may have removed a replaced one, or left a
@@ -874,7 +888,7 @@ class Store:
         w.actions.extend(changes.actions)
 
     def _written_segment(self, path: str, rows: pa.Table) -> None:
-        self._footers[path] = (rows.num_rows, dict(rows.schema.metadata or {}))
+        self._keep_footer(path, (rows.num_rows, dict(rows.schema.metadata or {})))
         if rows.num_rows > RECENT_SEGMENT_ROWS // 8:
             return
         with self._segment_cache_lock:
@@ -888,8 +902,8 @@ class Store:
             self._recent_rows -= old.num_rows
 
     def _forget_segment(self, path: str) -> None:
-        self._footers.pop(path, None)
         with self._segment_cache_lock:
+            self._footers.pop(path, None)
             old = self._recent.pop(path, None)
             if old is not None:
                 self._recent_rows -= old.num_rows
