@@ -330,3 +330,38 @@ def test_a_reader_keeps_a_bounded_number_of_the_entries_it_caught_up_on(tmp_path
         assert len(reader.get_partitions(DatabaseName="db", TableName="t")["Partitions"]) == i + 1
     kept = reader.store.table_log(("db", "t"))._parsed
     assert 0 < len(kept) <= PARSED_KEPT
+
+
+def test_a_reader_keeps_a_bounded_number_of_the_markers_it_read_and_still_cuts_tables_at_old_root_versions(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every change of a table the root decides leaves a marker in the table's log; a server reading
+    another process's changes keeps the newest of them, not every one, and a cut at a root version older
+    than those it kept reads the log again."""
+    from gluecat.store import logs
+
+    monkeypatch.setattr(logs, "MARKERS_KEPT", 4, raising=False)
+    writer = catalog(warehouse)
+    reader = Catalog(warehouse)
+    assert values(reader, "a") == []
+    root_versions = []
+    for i in range(30):
+        writer.update_table(
+            DatabaseName="db",
+            TableInput={
+                "Name": "a",
+                "Parameters": {"n": str(i)},
+                "PartitionKeys": [{"Name": "k", "Type": "string"}],
+            },
+        )
+        add(writer, "a", str(i))
+        assert values(reader, "a") == sorted(str(j) for j in range(i + 1))
+        root_versions.append(writer.store.root.state.version)
+    kept = reader.store.table_log(("db", "a"))._markers
+    assert 0 < len(kept) <= 2 * 4
+    monkeypatch.undo()
+    fresh = Store(warehouse)  # keeps every marker
+    for root_version in [root_versions[0] - 1, *root_versions[::7], root_versions[-1]]:
+        ours = reader.store.table_log(("db", "a")).at_root_cut(root_version)
+        theirs = fresh.table_log(("db", "a")).at_root_cut(root_version)
+        assert (ours.version, ours.decided) == (theirs.version, theirs.decided), root_version

@@ -46,6 +46,12 @@ and each may carry inline segments of up to 128 KiB: a process that opens thousa
 server) must not keep a thousand entries of each."""
 
 
+MARKERS_KEPT = 1024
+"""Markers a log keeps the deciding root versions of, of those it read (the newest): every change of a
+table the root decides leaves one, and a server reading other processes' commits for months must not
+keep each. A cut at a root version older than a marker let go reads the log again (``at_root_cut``)."""
+
+
 class Expired(StorageError):
     """History asked for has expired."""
 
@@ -110,7 +116,10 @@ class Log:
         self._commit_ids: OrderedDict[int, str] = OrderedDict()
         """Commit ids of recent versions (the root's: what decides table logs' markers)."""
         self._markers: list[tuple[int, int]] = []
-        """(version, deciding root version) of the markers applied since the state's checkpoint."""
+        """(version, deciding root version) of the markers applied since the state's checkpoint (the
+        newest MARKERS_KEPT of them)."""
+        self._markers_let_go = -1
+        """The newest deciding root version of the markers let go from ``_markers``."""
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
         self._parsed: OrderedDict[int, log.Entry] = OrderedDict()
@@ -214,7 +223,8 @@ class Log:
         if latest.decided <= root_version:
             return latest
         later = [v for v, decided in self._markers if decided > root_version]
-        if not later:  # decided before this process's checkpoint: read the log again
+        if not later or root_version < self._markers_let_go:
+            # Decided before this process's checkpoint, or among the markers it let go: read the log again.
             later = [v for v, decided in self._scan_markers(latest.version) if decided > root_version]
         return self.at_version(min(later) - 1) if later else latest
 
@@ -414,6 +424,10 @@ class Log:
                 )
             timestamp, decided = when or timestamp, entry.decided_by.version
             self._markers.append((entry.version, decided))
+            if len(self._markers) > 2 * MARKERS_KEPT:
+                gone = self._markers[:-MARKERS_KEPT]
+                del self._markers[:-MARKERS_KEPT]
+                self._markers_let_go = max(self._markers_let_go, max(d for _, d in gone))
         got = self.read_actions(state, entry)
         self._remember_time(entry.version, timestamp)
         if self.root:
@@ -626,6 +640,7 @@ class Log:
             link = self._legacy_link(version)
         decided = md.get("gluecat.decided", "-1")
         self._markers = []
+        self._markers_let_go = -1
         return LogState(
             version=version,
             timestamp=timestamp,
