@@ -113,3 +113,32 @@ def test_writes_made_while_a_refold_runs_are_squashed_and_its_base_is_still_take
     assert adopted is not None and adopted.base.num_rows == base + sum(d.num_rows for d in folding)
     assert adopted.deltas == during.deltas[len(folding) :]
     assert live(glue) == list(range(130))
+
+
+def test_the_latest_views_of_many_tables_hold_a_bounded_number_of_rows(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server reads thousands of tables over its life, and a table's latest view holds all its
+    partitions: the views of the tables read least lately are let go past a bound on their rows, and a
+    table read again is folded again from its segments, with the same partitions."""
+    monkeypatch.setattr(latest, "LATEST_VIEW_ROWS", 50, raising=False)
+    glue = Catalog(warehouse, background_merges=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    tables = [f"t{i}" for i in range(30)]
+    for i, name in enumerate(tables):
+        glue.create_table(
+            DatabaseName="db", TableInput={"Name": name, "PartitionKeys": [{"Name": "k", "Type": "int"}]}
+        )
+        glue.batch_create_partition(
+            DatabaseName="db",
+            TableName=name,
+            PartitionInputList=[{"Values": [str(10 * i + k)]} for k in range(10)],
+        )
+        assert len(glue.get_partitions(DatabaseName="db", TableName=name)["Partitions"]) == 10
+    views = glue._ctx.rows.views
+    assert 0 < len(views._latest) <= 5
+    assert sum(v.base.num_rows + v.delta_rows() for v in views._latest.values()) <= 50
+    assert set(views._recent) <= set(views._latest)
+    for i, name in enumerate(tables):
+        got = glue.get_partitions(DatabaseName="db", TableName=name)["Partitions"]
+        assert sorted(int(p["Values"][0]) for p in got) == [10 * i + k for k in range(10)]
