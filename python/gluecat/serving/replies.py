@@ -14,6 +14,10 @@ from collections import OrderedDict
 from collections.abc import Hashable
 
 MAX_BYTES = 256 * 1024 * 1024
+ENTRY_BYTES = 512
+"""What an entry costs beyond its body, counted against ``max_bytes``: its key (the call and its
+arguments), the tuple and the table's own node. Without it, replies of a few bytes each (distinct
+requests for a table's name, say) could fill the bound with millions of keys taking gigabytes."""
 
 
 class ReplyCache:
@@ -39,9 +43,9 @@ class ReplyCache:
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= len(old[1])
+                self._bytes -= ENTRY_BYTES + len(old[1])
             self._entries[key] = (version, body)
-            self._bytes += len(body)
-            while self._bytes > self.max_bytes:
+            self._bytes += ENTRY_BYTES + len(body)
+            while self._bytes > self.max_bytes and self._entries:
                 _, (_, evicted) = self._entries.popitem(last=False)
-                self._bytes -= len(evicted)
+                self._bytes -= ENTRY_BYTES + len(evicted)
