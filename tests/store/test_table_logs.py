@@ -365,3 +365,24 @@ def test_a_reader_keeps_a_bounded_number_of_the_markers_it_read_and_still_cuts_t
         ours = reader.store.table_log(("db", "a")).at_root_cut(root_version)
         theirs = fresh.table_log(("db", "a")).at_root_cut(root_version)
         assert (ours.version, ours.decided) == (theirs.version, theirs.decided), root_version
+
+
+def test_a_process_keeps_a_tables_commit_lock_only_while_its_commits_are_under_way(warehouse: str) -> None:
+    """A server commits to thousands of tables over its life: the lock that takes a table's commits one
+    at a time goes with the last of them, whether it committed or failed."""
+    glue = Catalog(warehouse, background_merges=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    for i in range(40):
+        glue.create_table(
+            DatabaseName="db",
+            TableInput={"Name": f"t{i}", "PartitionKeys": [{"Name": "k", "Type": "string"}]},
+        )
+        add(glue, f"t{i}", "a")
+        assert add(glue, f"t{i}", "a")["Errors"]  # a failed write, to the same table
+    threads = [threading.Thread(target=add, args=(glue, "t0", str(n))) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert values(glue, "t0") == sorted(["a", *(str(n) for n in range(8))])
+    assert glue.store._table_commit_locks == {}

@@ -26,6 +26,7 @@ there. Readers of the catalog (databases, table listings) read the root.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import logging
 import random
@@ -80,6 +81,15 @@ it fences the marker (its writer has died, or stalled): a root commit publishes 
 root entry, a few requests apart."""
 
 
+class _Turn:
+    """One table's commits in this process, one at a time: its lock, and the commits holding or
+    waiting for it (counted under Store._tables_lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
+
+
 class _Written:
     """What one attempt of a commit wrote before publishing its entry."""
 
@@ -113,7 +123,8 @@ class Store:
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
         self._root_commit_lock = threading.RLock()  # a failed root commit fences while it holds it
-        self._table_commit_locks: dict[Key, threading.Lock] = {}
+        self._table_commit_locks: dict[Key, _Turn] = {}
+        """The turn of each table a commit of this process is under way or waiting for."""
         self._tables: dict[Key, Log] = {}
         self._tables_lock = threading.Lock()
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
@@ -513,7 +524,7 @@ class Store:
     def _commit_to_table(self, operation: str, build: Build[T], table: Key) -> tuple[T, int]:
         where = self.table_log(table)
         commit_id = uuid.uuid4().hex
-        with self._table_lock(table):
+        with self._table_turn(table):
             for attempt in range(self.max_attempts):
                 state = self._settled(where)
                 root = self.root.state
@@ -832,9 +843,21 @@ class Store:
                 logger.warning("checkpoint at version %d of %r not written: %s", entry.version, where, e)
         return state
 
-    def _table_lock(self, table: Key) -> threading.Lock:
+    @contextlib.contextmanager
+    def _table_turn(self, table: Key) -> Iterator[None]:
+        """Hold this process's turn to commit to ``table``. The table's lock lives while a commit of it
+        is under way or waiting: a server committing to many tables over its life keeps none for each."""
         with self._tables_lock:
-            return self._table_commit_locks.setdefault(table, threading.Lock())
+            turn = self._table_commit_locks.setdefault(table, _Turn())
+            turn.users += 1
+        try:
+            with turn.lock:
+                yield
+        finally:
+            with self._tables_lock:
+                turn.users -= 1
+                if turn.users == 0 and self._table_commit_locks.get(table) is turn:
+                    del self._table_commit_locks[table]
 
     def _write_failure(self, e: BaseException, written: _Written) -> BaseException:
         if isinstance(e, OSError) and written.paths:
