@@ -386,3 +386,34 @@ def test_a_process_keeps_a_tables_commit_lock_only_while_its_commits_are_under_w
         t.join()
     assert values(glue, "t0") == sorted(["a", *(str(n) for n in range(8))])
     assert glue.store._table_commit_locks == {}
+
+
+def test_a_process_keeps_a_bounded_number_of_tables_logs_open_and_answers_the_same(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server reads and writes thousands of tables (made and dropped) over its life: it keeps the logs
+    of those used last open, up to a bound, and one it let go is opened again when next used, with the
+    same partitions, its own commits and others' alike, and the same history."""
+    monkeypatch.setattr(store_module, "TABLE_LOGS_KEPT", 4, raising=False)
+    writer = Catalog(warehouse, background_merges=False)
+    writer.create_database(DatabaseInput={"Name": "db"})
+    reader = Catalog(warehouse)
+    names = [f"t{i}" for i in range(20)]
+    for name in names:
+        writer.create_table(
+            DatabaseName="db", TableInput={"Name": name, "PartitionKeys": [{"Name": "k", "Type": "string"}]}
+        )
+        add(writer, name, "a")
+        assert values(reader, name) == ["a"]
+    then = datetime.now(UTC)
+    for round_ in ("b", "c"):
+        for name in names:
+            add(writer, name, round_)
+            add(reader, name, round_ + "2")
+    for glue in (writer, reader, Catalog(warehouse)):
+        for name in names:
+            assert values(glue, name) == ["a", "b", "b2", "c", "c2"]
+            past = glue.get_partitions(DatabaseName="db", TableName=name, QueryAsOfTime=then)["Partitions"]
+            assert [p["Values"][0] for p in past] == ["a"]
+    for glue in (writer, reader):
+        assert len(glue.store._tables) <= 4

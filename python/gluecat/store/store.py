@@ -71,6 +71,11 @@ agree to within this for reads as of a time to see each other's commits in their
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
+TABLE_LOGS_KEPT = 2048
+"""Tables' logs a process keeps open, the least recently used let go first. Each keeps its state, a few
+older ones, its latest entries as read (up to 64 of 128 KiB) and its versions' times: a server reading
+tables made and dropped for months must not keep all of them. A log let go is opened again when next
+used (its newest checkpoint and the entries after it), as another process would open it."""
 FOOTERS_KEPT = 16_384
 """Segment footers (row count and metadata) this process keeps: every segment it writes or reads a
 footer of would otherwise stay for the process's life (a server writes one per commit, over thousands of
@@ -125,7 +130,8 @@ class Store:
         self._root_commit_lock = threading.RLock()  # a failed root commit fences while it holds it
         self._table_commit_locks: dict[Key, _Turn] = {}
         """The turn of each table a commit of this process is under way or waiting for."""
-        self._tables: dict[Key, Log] = {}
+        self._tables: OrderedDict[Key, Log] = OrderedDict()
+        """The tables' logs open in this process, the least recently used first (TABLE_LOGS_KEPT)."""
         self._tables_lock = threading.Lock()
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
@@ -156,6 +162,8 @@ class Store:
         """A table's log (opened on first use)."""
         with self._tables_lock:
             found = self._tables.get(table)
+            if found is not None:
+                self._tables.move_to_end(table)
         if found is not None:
             return found
         opened = Log(
@@ -166,7 +174,10 @@ class Store:
             resolve=self._resolve,
         )
         with self._tables_lock:
-            return self._tables.setdefault(table, opened)
+            found = self._tables.setdefault(table, opened)
+            while len(self._tables) > TABLE_LOGS_KEPT:
+                self._tables.popitem(last=False)
+            return found
 
     def table_logs(self) -> list[Log]:
         """Every table log the warehouse holds, made by any process (those of dropped tables too)."""
