@@ -197,9 +197,10 @@ class LatestViews:
             gone, view = self._latest.popitem(last=False)
             self._rows -= _rows(view)
             self._recent.pop(gone, None)
-            pending = self.refolds.get(gone)
-            if pending is not None and pending.done():  # its result copies the rows let go
-                del self.refolds[gone]  # (one still running stays, for join_refolds)
+        # A refold of a view let go, once ended, holds a copy of rows nobody reads (one still running
+        # stays, for join_refolds, and goes at a later view's keeping).
+        for other in [k for k, r in self.refolds.items() if k not in self._latest and r.done()]:
+            del self.refolds[other]
 
     def _refold_ended(self, key: Key) -> bool:
         with self._lock:
