@@ -455,3 +455,19 @@ def test_a_process_keeps_the_footers_of_a_bounded_number_of_segments(warehouse: 
     assert len(s._footers) <= 8
     assert s.segment_footer(paths[0])[0] == 1
     assert [Store(warehouse).segment_footer(p)[0] for p in paths] == list(range(1, 21))
+
+
+def test_empty_segments_count_against_the_segment_caches_bounds(warehouse: str, monkeypatch) -> None:
+    """A whole merge of a row set whose rows were all deleted writes an empty segment: the caches bounded
+    in rows count each segment as one row at least, or such segments would gather in them without bound."""
+    from gluecat.store import store as store_module
+
+    monkeypatch.setattr(store_module, "SEGMENT_CACHE_ROWS", 10)
+    monkeypatch.setattr(store_module, "RECENT_SEGMENT_ROWS", 8)
+    writer = Store(warehouse)
+    empty = pa.table({"n": pa.array([], pa.int64())})
+    paths = [writer.write_segment(empty) for _ in range(50)]
+    assert len(writer._recent) <= 8
+    reader = Store(warehouse)
+    assert all(reader.read_segment(p) == empty for p in paths)
+    assert len(reader._segment_cache) <= 10

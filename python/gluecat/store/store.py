@@ -86,6 +86,12 @@ it fences the marker (its writer has died, or stalled): a root commit publishes 
 root entry, a few requests apart."""
 
 
+def _weight(rows: pa.Table) -> int:
+    """What a segment in memory counts against the caches' bounds in rows: at least one, so that empty
+    segments (a whole merge of a row set whose rows were all deleted) cannot gather without bound."""
+    return max(1, rows.num_rows)
+
+
 class _Turn:
     """One table's commits in this process, one at a time: its lock, and the commits holding or
     waiting for it (counted under Store._tables_lock)."""
@@ -357,11 +363,11 @@ class Store:
             return table
         with self._segment_cache_lock:
             self._segment_cache[path] = table
-            self._segment_cache_rows += table.num_rows
+            self._segment_cache_rows += _weight(table)
             # Bounded by rows, not files: merged segments are large and superseded ones are dead weight.
             while self._segment_cache_rows > SEGMENT_CACHE_ROWS and len(self._segment_cache) > 1:
                 _, old = self._segment_cache.popitem(last=False)
-                self._segment_cache_rows -= old.num_rows
+                self._segment_cache_rows -= _weight(old)
         return table
 
     def read_segments(self, paths: list[str], cache: bool = True) -> list[pa.Table]:
@@ -389,10 +395,10 @@ class Store:
             if path in self._segment_cache:
                 return
             self._segment_cache[path] = rows
-            self._segment_cache_rows += rows.num_rows
+            self._segment_cache_rows += _weight(rows)
             while self._segment_cache_rows > SEGMENT_CACHE_ROWS and len(self._segment_cache) > 1:
                 _, old = self._segment_cache.popitem(last=False)
-                self._segment_cache_rows -= old.num_rows
+                self._segment_cache_rows -= _weight(old)
 
     def segment_footer(self, path: str) -> tuple[int, dict[bytes, bytes]]:
         """A segment's row count and key-value metadata, from its Parquet footer alone (cached)."""
@@ -927,20 +933,20 @@ class Store:
             return
         with self._segment_cache_lock:
             self._recent[path] = rows
-            self._recent_rows += rows.num_rows
+            self._recent_rows += _weight(rows)
             self._trim_recent()
 
     def _trim_recent(self) -> None:
         while self._recent_rows > RECENT_SEGMENT_ROWS and self._recent:
             _, old = self._recent.popitem(last=False)
-            self._recent_rows -= old.num_rows
+            self._recent_rows -= _weight(old)
 
     def _forget_segment(self, path: str) -> None:
         with self._segment_cache_lock:
             self._footers.pop(path, None)
             old = self._recent.pop(path, None)
             if old is not None:
-                self._recent_rows -= old.num_rows
+                self._recent_rows -= _weight(old)
 
     def _discard(self, written: _Written) -> None:
         """Forget what an attempt that did not commit wrote."""
