@@ -21,3 +21,13 @@ def test_many_tiny_replies_of_distinct_requests_are_kept_to_a_bounded_number() -
     assert len(cache._entries) <= 200
     assert cache.get(("get_table", "db", "t19999"), 1) == b"x"
     assert cache.get(("get_table", "db", "t0"), 1) is None
+
+
+def test_a_key_holding_a_large_request_counts_against_the_bound() -> None:
+    """The AWS endpoint keys a reply by its request's body: large requests with small replies must not
+    hold more than the bound in keys."""
+    cache = ReplyCache(max_bytes=1024 * 1024)
+    for i in range(1000):
+        request = f'{{"Expression": "{i:08d}{"x" * 10_000}"}}'.encode()
+        cache.put(("GetPartitions", request), 1, b"{}", key_bytes=len(request))
+    assert sum(len(key[1]) for key in cache._entries) <= 1024 * 1024
