@@ -417,3 +417,25 @@ def test_a_process_keeps_a_bounded_number_of_tables_logs_open_and_answers_the_sa
             assert [p["Values"][0] for p in past] == ["a"]
     for glue in (writer, reader):
         assert len(glue.store._tables) <= 4
+
+
+def test_a_reader_keeps_the_times_of_fewer_versions_of_a_table_than_of_the_root_and_still_travels(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server keeps thousands of tables' logs open: each keeps the times of its newest versions only,
+    and time travel to an older one reads them again."""
+    from gluecat.store import logs
+
+    monkeypatch.setattr(logs, "TABLE_TIMES_KEPT", 8, raising=False)
+    writer = catalog(warehouse)
+    reader = Catalog(warehouse)
+    times = []
+    for i in range(30):
+        add(writer, "a", f"{i:02d}")
+        assert values(reader, "a")[-1] == f"{i:02d}"
+        times.append(datetime.now(UTC))
+    assert len(reader.store.table_log(("db", "a"))._entry_times) <= 8
+    for i in (0, 7, 29):
+        past = reader.get_partitions(DatabaseName="db", TableName="a", QueryAsOfTime=times[i])["Partitions"]
+        assert sorted(p["Values"][0] for p in past) == [f"{j:02d}" for j in range(i + 1)]
+    assert len(reader.store.table_log(("db", "a"))._entry_times) <= 8

@@ -46,6 +46,13 @@ and each may carry inline segments of up to 128 KiB: a process that opens thousa
 server) must not keep a thousand entries of each."""
 
 
+TIMES_KEPT = 100_000
+"""Versions of the root log whose times a process keeps (for time travel): a server lives through
+millions of commits."""
+TABLE_TIMES_KEPT = 10_000
+"""Versions of a table's log whose times a process keeps: a server keeps thousands of tables' logs
+open (store.TABLE_LOGS_KEPT), so the root's 100,000 each would be gigabytes. Time travel to an older
+version reads its entry again (a binary search over the log: a few reads)."""
 MARKERS_KEPT = 1024
 """Markers a log keeps the deciding root versions of, of those it read (the newest): every change of a
 table the root decides leaves one, and a server reading other processes' commits for months must not
@@ -112,7 +119,7 @@ class Log:
         """The warehouse's own random key (root log only; signs continuation tokens)."""
         self._refresh_lock = threading.Lock()
         self._entry_times: OrderedDict[int, datetime] = OrderedDict()
-        """Times of recent versions (100,000 of them: a server lives through millions of commits)."""
+        """Times of recent versions (TIMES_KEPT of the root's, TABLE_TIMES_KEPT of a table's)."""
         self._commit_ids: OrderedDict[int, str] = OrderedDict()
         """Commit ids of recent versions (the root's: what decides table logs' markers)."""
         self._markers: list[tuple[int, int]] = []
@@ -300,7 +307,8 @@ class Log:
 
     def _remember_time(self, version: int, ts: datetime) -> None:
         self._entry_times[version] = ts
-        while len(self._entry_times) > 100_000:
+        kept = TIMES_KEPT if self.root else TABLE_TIMES_KEPT
+        while len(self._entry_times) > kept:
             self._entry_times.popitem(last=False)
 
     def entry_time(self, version: int) -> datetime:
