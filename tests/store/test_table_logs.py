@@ -439,3 +439,24 @@ def test_a_reader_keeps_the_times_of_fewer_versions_of_a_table_than_of_the_root_
         past = reader.get_partitions(DatabaseName="db", TableName="a", QueryAsOfTime=times[i])["Partitions"]
         assert sorted(p["Values"][0] for p in past) == [f"{j:02d}" for j in range(i + 1)]
     assert len(reader.store.table_log(("db", "a"))._entry_times) <= 8
+
+
+def test_the_entries_a_reader_keeps_carry_a_bounded_number_of_bytes(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each entry kept as read may carry up to 128 KiB of inline segments, and a server keeps thousands
+    of tables' logs open: what a log's kept entries carry together is bounded too, past the newest."""
+    from gluecat.store import logs
+
+    monkeypatch.setattr(logs, "PARSED_BYTES", 4096, raising=False)
+    writer = catalog(warehouse)
+    reader = Catalog(warehouse)
+    for i in range(20):
+        add(writer, "a", *(f"{i:02d}-{j:03d}" for j in range(100)))
+        assert len(values(reader, "a")) == 100 * (i + 1)
+    kept = reader.store.table_log(("db", "a"))._parsed
+    carried = [logs._carried(entry) for entry, _ in kept.values()]
+    assert carried[-1] > 1000  # entries carry their segments inline
+    assert len(kept) == 1 or sum(carried) <= 4096
+    assert len(kept) < 20
+    assert values(Catalog(warehouse), "a") == values(reader, "a")

@@ -59,6 +59,23 @@ table the root decides leaves one, and a server reading other processes' commits
 keep each. A cut at a root version older than a marker let go reads the log again (``at_root_cut``)."""
 
 
+PARSED_BYTES = 1024 * 1024
+"""The inline segments and records a log's kept entries may carry together, past the newest entry: a
+server keeps up to 2,048 tables' logs open (store.TABLE_LOGS_KEPT), and 64 entries of 128 KiB each
+would be 16 GiB between them. An entry let go is read again when wanted."""
+
+
+def _carried(entry: log.Entry) -> int:
+    """About how many bytes of segments and records ``entry`` carries inline."""
+    size = 0
+    for action in entry.actions:
+        if isinstance(action, log.AddSegment) and action.inline is not None:
+            size += len(action.inline.data)
+        elif isinstance(action, log.InlineRecords):
+            size += sum(len(doc or "") for _, _, doc in action.records)
+    return size
+
+
 class Expired(StorageError):
     """History asked for has expired."""
 
@@ -129,7 +146,9 @@ class Log:
         """The newest deciding root version of the markers let go from ``_markers``."""
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
-        self._parsed: OrderedDict[int, log.Entry] = OrderedDict()
+        self._parsed: OrderedDict[int, tuple[log.Entry, int]] = OrderedDict()
+        self._parsed_bytes = 0
+        """What the kept entries carry inline (``_carried``), at most PARSED_BYTES past the newest."""
         """Entries read lately, as read (PARSED_KEPT of them): a writer that lost its version checks the
         entries it lost to, and its views read their inline segments, right after catching up read them."""
         self._parsed_lock = threading.Lock()
@@ -277,20 +296,32 @@ class Log:
         """Entry ``version`` (as read lately, unless ``fresh``: an expiry may have put a stub in its
         place since)."""
         if not fresh:
-            with self._parsed_lock:
-                found = self._parsed.get(version)
+            found = self._kept(version)
             if found is not None:
                 return found
         entry = log.read(self.fs.read_bytes, self.fs.uri, version, self.where)
         self.keep(entry)
         return entry
 
+    def _kept(self, version: int) -> log.Entry | None:
+        with self._parsed_lock:
+            found = self._parsed.get(version)
+        return found[0] if found is not None else None
+
     def keep(self, entry: log.Entry) -> None:
         """Remember ``entry`` as read (or, for an expiry, as just written in its version's place)."""
+        carried = _carried(entry)
         with self._parsed_lock:
-            self._parsed[entry.version] = entry
-            while len(self._parsed) > PARSED_KEPT:
-                self._parsed.popitem(last=False)
+            old = self._parsed.pop(entry.version, None)
+            if old is not None:
+                self._parsed_bytes -= old[1]
+            self._parsed[entry.version] = (entry, carried)
+            self._parsed_bytes += carried
+            while len(self._parsed) > PARSED_KEPT or (
+                self._parsed_bytes > PARSED_BYTES and len(self._parsed) > 1
+            ):
+                _, (_, gone) = self._parsed.popitem(last=False)
+                self._parsed_bytes -= gone
 
     def commit_id(self, version: int) -> str:
         """The commit id of entry ``version`` (a stub keeps it)."""
@@ -371,8 +402,7 @@ class Log:
             if self._state.version > state.version and self._state.version == version:
                 return self._state  # this process read it already
             name = self.where.log_path(version)
-            with self._parsed_lock:
-                kept = self._parsed.get(version)
+            kept = self._kept(version)
             if kept is not None and (not state.link.chain or kept.prev == state.link.chain):
                 entry = kept  # read just now, to see whose it is (Log.publish)
             else:
