@@ -460,3 +460,42 @@ def test_the_entries_a_reader_keeps_carry_a_bounded_number_of_bytes(
     assert len(kept) == 1 or sum(carried) <= 4096
     assert len(kept) < 20
     assert values(Catalog(warehouse), "a") == values(reader, "a")
+
+
+def _update(glue: Catalog, n: int) -> None:
+    glue.update_table(
+        DatabaseName="db",
+        TableInput={
+            "Name": "a",
+            "Parameters": {"n": str(n)},
+            "PartitionKeys": [{"Name": "k", "Type": "string"}],
+        },
+    )
+
+
+@pytest.mark.parametrize("time_travel_first", [False, True], ids=["opened", "after-time-travel"])
+def test_a_cut_older_than_a_marker_before_the_tables_checkpoint_is_the_table_before_that_marker(
+    warehouse: str, time_travel_first: bool
+) -> None:
+    """A reader that opened a table's log from a checkpoint knows the markers after it only. A cut at a
+    root version older than a marker inside the checkpoint is the table before that marker, not before
+    the first marker it happens to know (time travel on the same log, which rebuilds an older state from
+    an older checkpoint, must not change that either)."""
+    writer = catalog(warehouse)
+    add(writer, "a", "0")
+    writer.store.table_log(("db", "a")).checkpoint()
+    before = writer.store.root.state.version
+    _update(writer, 1)  # a marker, decided after ``before``
+    add(writer, "a", "1")
+    writer.store.table_log(("db", "a")).checkpoint()  # holds that marker
+    _update(writer, 2)  # a marker after the checkpoint
+    add(writer, "a", "2")
+
+    reader = Store(warehouse)
+    where = reader.table_log(("db", "a"))
+    first = min(v for v, decided in where._scan_markers(where.latest().version) if decided > before)
+    if time_travel_first:
+        where.at_version(1)  # rebuilt from the log's first checkpoint
+    cut = where.at_root_cut(before)
+    assert cut.version == first - 1
+    assert "n" not in (reader.at_version(before).get("table", ("db", "a")).get("Parameters") or {})

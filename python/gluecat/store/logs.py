@@ -139,11 +139,13 @@ class Log:
         """Times of recent versions (TIMES_KEPT of the root's, TABLE_TIMES_KEPT of a table's)."""
         self._commit_ids: OrderedDict[int, str] = OrderedDict()
         """Commit ids of recent versions (the root's: what decides table logs' markers)."""
-        self._markers: list[tuple[int, int]] = []
-        """(version, deciding root version) of the markers applied since the state's checkpoint (the
-        newest MARKERS_KEPT of them)."""
+        self._markers: dict[int, int] = {}
+        """Deciding root version by version of the committed markers this process applied (the newest
+        MARKERS_KEPT of them): every one after the checkpoint the newest state was built from, and
+        some older ones time travel applied."""
         self._markers_let_go = -1
-        """The newest deciding root version of the markers let go from ``_markers``."""
+        """The newest deciding root version of the markers not in ``_markers``: those let go, and those
+        inside the checkpoint the newest state was built from."""
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
         self._parsed: OrderedDict[int, tuple[log.Entry, int]] = OrderedDict()
@@ -200,7 +202,7 @@ class Log:
                 if not cps or cps[-1][0] <= stale.reached.version:
                     raise stale.error from None
                 try:
-                    state = self.load_checkpoint(*cps[-1])
+                    state = self._newest_from(self.load_checkpoint(*cps[-1]))
                 except FileNotFoundError:
                     continue  # expired by a newer expiry meanwhile: look again
         raise StorageError(f"{self.fs.uri(self.where.log_dir)}: could not catch up with concurrent expiries")
@@ -211,6 +213,12 @@ class Log:
         with self._refresh_lock:
             if self._state.version < state.version:
                 self._state = state
+
+    def _newest_from(self, checkpoint: LogState) -> LogState:
+        """``checkpoint``, as what the newest state is built from: the markers inside it are not in
+        ``_markers``, so a cut at a root version older than one of them reads the log."""
+        self._markers_let_go = max(self._markers_let_go, checkpoint.decided)
+        return checkpoint
 
     def at_version(self, version: int) -> LogState:
         """The state right after commit ``version`` (for time travel); the empty state before a table
@@ -248,7 +256,7 @@ class Log:
         latest = self.latest()
         if latest.decided <= root_version:
             return latest
-        later = [v for v, decided in self._markers if decided > root_version]
+        later = [v for v, decided in list(self._markers.items()) if decided > root_version]
         if not later or root_version < self._markers_let_go:
             # Decided before this process's checkpoint, or among the markers it let go: read the log again.
             later = [v for v, decided in self._scan_markers(latest.version) if decided > root_version]
@@ -461,11 +469,10 @@ class Log:
                     state, entry.version, max(timestamp, state.timestamp), [], [], [], (), entry.link
                 )
             timestamp, decided = when or timestamp, entry.decided_by.version
-            self._markers.append((entry.version, decided))
+            self._markers[entry.version] = decided
             if len(self._markers) > 2 * MARKERS_KEPT:
-                gone = self._markers[:-MARKERS_KEPT]
-                del self._markers[:-MARKERS_KEPT]
-                self._markers_let_go = max(self._markers_let_go, max(d for _, d in gone))
+                for version in sorted(self._markers)[:-MARKERS_KEPT]:
+                    self._markers_let_go = max(self._markers_let_go, self._markers.pop(version))
         got = self.read_actions(state, entry)
         self._remember_time(entry.version, timestamp)
         if self.root:
@@ -589,7 +596,7 @@ class Log:
             seen = cps
             try:
                 if cps:
-                    state = self._catch_up(self.load_checkpoint(*cps[-1]))
+                    state = self._catch_up(self._newest_from(self.load_checkpoint(*cps[-1])))
                 elif self.root:
                     if not self.fs.exists(self.where.log_path(0)):
                         self._initialize()
@@ -677,8 +684,6 @@ class Log:
         else:
             link = self._legacy_link(version)
         decided = md.get("gluecat.decided", "-1")
-        self._markers = []
-        self._markers_let_go = -1
         return LogState(
             version=version,
             timestamp=timestamp,
