@@ -145,3 +145,19 @@ def test_a_local_s3_server_is_reached_with_either_settings(monkeypatch: pytest.M
         for key, value in s3_server.aws_environment(endpoint).items():
             monkeypatch.setenv(key, value)
         assert listed() == ["lake-reach/db/t/p=a b/part-0.parquet"]
+
+
+def test_the_regions_of_a_bounded_number_of_buckets_are_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables name any number of buckets over a server's life: their regions are remembered up to a bound."""
+    asked: list[str] = []
+
+    def resolve(bucket: str) -> str:
+        asked.append(bucket)
+        return "eu-west-1"
+
+    monkeypatch.setattr(pafs, "resolve_s3_region", resolve)
+    for i in range(3000):
+        assert s3_access._bucket_region(f"bucket-{i}") == "eu-west-1"
+    assert s3_access._bucket_region("bucket-2999") == "eu-west-1"
+    assert len(asked) == 3000  # the newest is remembered
+    assert s3_access._bucket_region.cache_info().currsize <= 1024

@@ -168,7 +168,12 @@ def settings(bucket: str) -> S3Settings:
     )
 
 
-@functools.cache
+BUCKET_REGIONS_KEPT = 1024
+"""Buckets whose regions are remembered: tables name their buckets, and a server whose clients make
+tables over any number of them must not keep each for its life (one looked up again is one request)."""
+
+
+@functools.lru_cache(maxsize=BUCKET_REGIONS_KEPT)
 def _bucket_region(bucket: str) -> str:
     try:
         return pafs.resolve_s3_region(bucket)

@@ -285,3 +285,14 @@ def test_a_write_that_landed_is_answered_as_done_when_the_merge_after_it_fails(
         assert live(served.catalog) == list(range(8))
     finally:
         served.stop()
+
+
+def test_a_kept_reply_counts_the_request_it_is_keyed_by(db: Any, served: Served) -> None:
+    """Replies are keyed by their requests' bodies: a request's bytes count against the replies' bound
+    as the reply's do, or distinct large requests with small replies would be kept past it."""
+    make_table(db)
+    replies = served.endpoint.replies
+    assert replies is not None
+    db.get_partitions(DatabaseName="db", TableName="t", Expression="dt = '" + "x" * 2000 + "'")
+    ((key, (_, body, cost)),) = [(k, e) for k, e in replies._entries.items() if k[0] == "GetPartitions"]
+    assert cost >= len(key[1]) + len(body) > 2000

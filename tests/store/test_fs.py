@@ -132,3 +132,23 @@ def _target(fd: str) -> str:
         return os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return ""
+
+
+def test_a_write_that_fails_leaves_no_temporary_file_behind(
+    local: WarehouseFS, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk or a failed sync fails the publish or replace, and takes its temporary file with it: a
+    server that meets such failures for a while must not fill the folder with files nobody deletes."""
+    local.publish("log/1.json", b"first")
+
+    def full_disk(f: object, data: bytes) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(local, "_write", full_disk)
+    for _ in range(3):
+        with pytest.raises(OSError):
+            local.publish("log/2.json", b"x")
+        with pytest.raises(OSError):
+            local.replace("log/1.json", b"second")
+    assert local.list_names("log") == ["1.json"]
+    assert local.read_bytes("log/1.json") == b"first"

@@ -162,3 +162,27 @@ def test_without_appends_and_locks_the_journal_is_a_log_of_objects(tmp_path: Pat
         theirs.rewrite([{"op": "horizon", "tx": "", "time": 1}])
     assert mine.poll() == (True, [{"op": "horizon", "tx": "", "time": 1}])
     assert open_journal(fs).poll() == (True, [{"op": "horizon", "tx": "", "time": 1}])
+
+
+def test_a_handle_let_go_closes_its_descriptors(warehouse: str) -> None:
+    """A journal's descriptors are plain numbers nothing else closes: a process that opens catalogs and
+    lets them go (a test run, a driver opening a LakeFormation per job) must not keep two for each."""
+    if not os.path.isdir("/proc/self/fd"):
+        pytest.skip("no /proc here")
+    import gc
+
+    from gluecat import LakeFormation
+
+    first = LakeFormation(warehouse)
+    first.cancel_transaction(TransactionId=first.start_transaction()["TransactionId"])
+    del first
+    gc.collect()
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(30):
+        j = journal(warehouse)
+        append(j)  # its lock file and its journal file open
+        lf = LakeFormation(warehouse)
+        lf.cancel_transaction(TransactionId=lf.start_transaction()["TransactionId"])
+        del j, lf
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) - before < 5

@@ -441,3 +441,33 @@ def test_a_time_travel_read_sees_a_commit_stamped_before_its_time_but_published_
     first = reader.as_of(when).get("thing", ("x",))
     commit.join()
     assert reader.as_of(when).get("thing", ("x",)) == first == 2
+
+
+def test_a_process_keeps_the_footers_of_a_bounded_number_of_segments(warehouse: str, monkeypatch) -> None:
+    """A server writes a segment per commit over thousands of tables: the footers it read or wrote are
+    kept up to a bound, and one pushed out is read again from its file."""
+    from gluecat.store import store as store_module
+
+    monkeypatch.setattr(store_module, "FOOTERS_KEPT", 8, raising=False)
+    s = Store(warehouse)
+    paths = [s.write_segment(pa.table({"n": list(range(i + 1))})) for i in range(20)]
+    assert [s.segment_footer(p)[0] for p in paths] == list(range(1, 21))
+    assert len(s._footers) <= 8
+    assert s.segment_footer(paths[0])[0] == 1
+    assert [Store(warehouse).segment_footer(p)[0] for p in paths] == list(range(1, 21))
+
+
+def test_empty_segments_count_against_the_segment_caches_bounds(warehouse: str, monkeypatch) -> None:
+    """A whole merge of a row set whose rows were all deleted writes an empty segment: the caches bounded
+    in rows count each segment as one row at least, or such segments would gather in them without bound."""
+    from gluecat.store import store as store_module
+
+    monkeypatch.setattr(store_module, "SEGMENT_CACHE_ROWS", 10)
+    monkeypatch.setattr(store_module, "RECENT_SEGMENT_ROWS", 8)
+    writer = Store(warehouse)
+    empty = pa.table({"n": pa.array([], pa.int64())})
+    paths = [writer.write_segment(empty) for _ in range(50)]
+    assert len(writer._recent) <= 8
+    reader = Store(warehouse)
+    assert all(reader.read_segment(p) == empty for p in paths)
+    assert len(reader._segment_cache) <= 10

@@ -295,7 +295,7 @@ class AwsEndpoint:
             log.exception("the answer to %s does not fit its output shape", name)
             return protocol.error("InternalServiceException", "An internal error occurred."), decision
         if cache_key is not None and self.replies is not None:
-            self.replies.put(cache_key, version, reply[2])
+            self.replies.put(cache_key, version, reply[2], key_bytes=len(body))  # the key holds the request
         return reply, decision
 
 

@@ -14,14 +14,19 @@ from collections import OrderedDict
 from collections.abc import Hashable
 
 MAX_BYTES = 256 * 1024 * 1024
+ENTRY_BYTES = 512
+"""What an entry costs beyond its body, counted against ``max_bytes``: its key (the call and its
+arguments), the tuple and the table's own node. Without it, replies of a few bytes each (distinct
+requests for a table's name, say) could fill the bound with millions of keys taking gigabytes."""
 
 
 class ReplyCache:
-    """Least-recently-used encoded reply bodies, at most ``max_bytes`` in all."""
+    """Least-recently-used encoded reply bodies, at most ``max_bytes`` in all (with their keys)."""
 
     def __init__(self, max_bytes: int = MAX_BYTES) -> None:
         self.max_bytes = max_bytes
-        self._entries: OrderedDict[Hashable, tuple[int, bytes]] = OrderedDict()
+        self._entries: OrderedDict[Hashable, tuple[int, bytes, int]] = OrderedDict()
+        """version, body, and what the entry counts against ``max_bytes``."""
         self._bytes = 0
         self._lock = threading.Lock()
 
@@ -33,15 +38,17 @@ class ReplyCache:
             self._entries.move_to_end(key)
             return entry[1]
 
-    def put(self, key: Hashable, version: int, body: bytes) -> None:
-        if len(body) > self.max_bytes // 4:
+    def put(self, key: Hashable, version: int, body: bytes, key_bytes: int = 0) -> None:
+        """Keep ``body``; ``key_bytes`` is what the key holds beyond ENTRY_BYTES (a request's body)."""
+        cost = ENTRY_BYTES + key_bytes + len(body)
+        if cost > self.max_bytes // 4:
             return  # one huge reply must not push out everything else
         with self._lock:
             old = self._entries.pop(key, None)
             if old is not None:
-                self._bytes -= len(old[1])
-            self._entries[key] = (version, body)
-            self._bytes += len(body)
-            while self._bytes > self.max_bytes:
-                _, (_, evicted) = self._entries.popitem(last=False)
-                self._bytes -= len(evicted)
+                self._bytes -= old[2]
+            self._entries[key] = (version, body, cost)
+            self._bytes += cost
+            while self._bytes > self.max_bytes and self._entries:
+                _, (_, _, evicted) = self._entries.popitem(last=False)
+                self._bytes -= evicted

@@ -41,10 +41,13 @@ from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_S
 from gluecat.data.files import data_file_infos, delete_tree, filesystem, table_location
 from gluecat.errors import (
     ConcurrentModificationException,
+    EntityNotFoundException,
     GlueError,
     InternalServiceException,
     InvalidInputException,
     OperationTimeoutException,
+    TransactionCanceledException,
+    TransactionCommittedException,
 )
 from gluecat.spark.remote import GlueClient, RemoteCatalog, RemoteLakeFormation
 
@@ -101,6 +104,10 @@ def transaction_of(folder: str) -> str:
     return name[len(TX_FOLDER_PREFIX) :]
 
 
+_ENDED = (TransactionCommittedException, TransactionCanceledException, EntityNotFoundException)
+"""What extending a transaction that has ended raises."""
+
+
 class _Heartbeat:
     """Keeps the transactions of running jobs alive (ExtendTransaction every third of their timeout);
     when the process dies, so does the heartbeat, and the transactions time out."""
@@ -133,8 +140,15 @@ class _Heartbeat:
                     self._due[tx] = (lf, now + lf.transaction_timeout / 3)
                 wait = min(at for _, at in self._due.values()) - now
             for tx, lf in due:
-                with contextlib.suppress(GlueError):  # ended meanwhile: its commit or abort says so
+                try:
                     lf.extend_transaction(TransactionId=tx)
+                except _ENDED:
+                    # Ended by another (canceled, aborted by a conflict, timed out): nothing to keep
+                    # alive. Its job's commit or abort says so; a driver that runs many jobs must not
+                    # go on asking for every such transaction for its life.
+                    self.remove(tx)
+                except GlueError:
+                    pass  # a passing failure: the next beat tries again
             time.sleep(min(max(wait, 0.05), 1.0))
 
 

@@ -282,8 +282,7 @@ class LocalFS(WarehouseFS):
 
     def _publish_via_temporary(self, path: str, data: bytes) -> bool:
         tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
-        with open(tmp, "xb") as f:
-            self._write(f, data)
+        self._write_temporary(tmp, data)
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -297,8 +296,7 @@ class LocalFS(WarehouseFS):
     def replace(self, rel: str, data: bytes) -> None:
         path = self.full(rel)
         tmp = f"{os.path.dirname(path)}/.tmp-{uuid.uuid4().hex}"
-        with open(tmp, "xb") as f:
-            self._write(f, data)
+        self._write_temporary(tmp, data)
         try:
             os.replace(tmp, path)
         except BaseException:
@@ -306,6 +304,17 @@ class LocalFS(WarehouseFS):
                 os.unlink(tmp)
             raise
         self._sync_folder(os.path.dirname(path))
+
+    def _write_temporary(self, tmp: str, data: bytes) -> None:
+        """Write ``data`` to the new file ``tmp``, deleted again if the write fails (a full disk, a
+        failed sync): a long-lived process must not leave a file behind for each failure."""
+        try:
+            with open(tmp, "xb") as f:
+                self._write(f, data)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
 
     def _write(self, f: BinaryIO, data: bytes) -> None:
         """Write ``data`` to a new local file and, with ``fsync``, onto stable storage."""

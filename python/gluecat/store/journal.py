@@ -247,6 +247,12 @@ class Journal:
                 os.close(self._lock_fd[1])
             self._lock_fd = None
 
+    def __del__(self) -> None:
+        # Descriptors are plain ints, which nothing else closes: a process that opens and drops catalogs
+        # (a test run, a driver opening a LakeFormation per job) would keep two for each, for its life.
+        with contextlib.suppress(Exception):
+            self.close()
+
 
 def _encode(record: Record) -> bytes:
     body = codec.dumps(record).encode()

@@ -46,6 +46,36 @@ and each may carry inline segments of up to 128 KiB: a process that opens thousa
 server) must not keep a thousand entries of each."""
 
 
+TIMES_KEPT = 100_000
+"""Versions of the root log whose times a process keeps (for time travel): a server lives through
+millions of commits."""
+TABLE_TIMES_KEPT = 10_000
+"""Versions of a table's log whose times a process keeps: a server keeps thousands of tables' logs
+open (store.TABLE_LOGS_KEPT), so the root's 100,000 each would be gigabytes. Time travel to an older
+version reads its entry again (a binary search over the log: a few reads)."""
+MARKERS_KEPT = 1024
+"""Markers a log keeps the deciding root versions of, of those it read (the newest): every change of a
+table the root decides leaves one, and a server reading other processes' commits for months must not
+keep each. A cut at a root version older than a marker let go reads the log again (``at_root_cut``)."""
+
+
+PARSED_BYTES = 1024 * 1024
+"""The inline segments and records a log's kept entries may carry together, past the newest entry: a
+server keeps up to 2,048 tables' logs open (store.TABLE_LOGS_KEPT), and 64 entries of 128 KiB each
+would be 16 GiB between them. An entry let go is read again when wanted."""
+
+
+def _carried(entry: log.Entry) -> int:
+    """About how many bytes of segments and records ``entry`` carries inline."""
+    size = 0
+    for action in entry.actions:
+        if isinstance(action, log.AddSegment) and action.inline is not None:
+            size += len(action.inline.data)
+        elif isinstance(action, log.InlineRecords):
+            size += sum(len(doc or "") for _, _, doc in action.records)
+    return size
+
+
 class Expired(StorageError):
     """History asked for has expired."""
 
@@ -106,14 +136,21 @@ class Log:
         """The warehouse's own random key (root log only; signs continuation tokens)."""
         self._refresh_lock = threading.Lock()
         self._entry_times: OrderedDict[int, datetime] = OrderedDict()
-        """Times of recent versions (100,000 of them: a server lives through millions of commits)."""
+        """Times of recent versions (TIMES_KEPT of the root's, TABLE_TIMES_KEPT of a table's)."""
         self._commit_ids: OrderedDict[int, str] = OrderedDict()
         """Commit ids of recent versions (the root's: what decides table logs' markers)."""
-        self._markers: list[tuple[int, int]] = []
-        """(version, deciding root version) of the markers applied since the state's checkpoint."""
+        self._markers: dict[int, int] = {}
+        """Deciding root version by version of the committed markers this process applied (the newest
+        MARKERS_KEPT of them): every one after the checkpoint the newest state was built from, and
+        some older ones time travel applied."""
+        self._markers_let_go = -1
+        """The newest deciding root version of the markers not in ``_markers``: those let go, and those
+        inside the checkpoint the newest state was built from."""
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
-        self._parsed: OrderedDict[int, log.Entry] = OrderedDict()
+        self._parsed: OrderedDict[int, tuple[log.Entry, int]] = OrderedDict()
+        self._parsed_bytes = 0
+        """What the kept entries carry inline (``_carried``), at most PARSED_BYTES past the newest."""
         """Entries read lately, as read (PARSED_KEPT of them): a writer that lost its version checks the
         entries it lost to, and its views read their inline segments, right after catching up read them."""
         self._parsed_lock = threading.Lock()
@@ -165,7 +202,7 @@ class Log:
                 if not cps or cps[-1][0] <= stale.reached.version:
                     raise stale.error from None
                 try:
-                    state = self.load_checkpoint(*cps[-1])
+                    state = self._newest_from(self.load_checkpoint(*cps[-1]))
                 except FileNotFoundError:
                     continue  # expired by a newer expiry meanwhile: look again
         raise StorageError(f"{self.fs.uri(self.where.log_dir)}: could not catch up with concurrent expiries")
@@ -176,6 +213,12 @@ class Log:
         with self._refresh_lock:
             if self._state.version < state.version:
                 self._state = state
+
+    def _newest_from(self, checkpoint: LogState) -> LogState:
+        """``checkpoint``, as what the newest state is built from: the markers inside it are not in
+        ``_markers``, so a cut at a root version older than one of them reads the log."""
+        self._markers_let_go = max(self._markers_let_go, checkpoint.decided)
+        return checkpoint
 
     def at_version(self, version: int) -> LogState:
         """The state right after commit ``version`` (for time travel); the empty state before a table
@@ -213,8 +256,9 @@ class Log:
         latest = self.latest()
         if latest.decided <= root_version:
             return latest
-        later = [v for v, decided in self._markers if decided > root_version]
-        if not later:  # decided before this process's checkpoint: read the log again
+        later = [v for v, decided in list(self._markers.items()) if decided > root_version]
+        if not later or root_version < self._markers_let_go:
+            # Decided before this process's checkpoint, or among the markers it let go: read the log again.
             later = [v for v, decided in self._scan_markers(latest.version) if decided > root_version]
         return self.at_version(min(later) - 1) if later else latest
 
@@ -260,20 +304,32 @@ class Log:
         """Entry ``version`` (as read lately, unless ``fresh``: an expiry may have put a stub in its
         place since)."""
         if not fresh:
-            with self._parsed_lock:
-                found = self._parsed.get(version)
+            found = self._kept(version)
             if found is not None:
                 return found
         entry = log.read(self.fs.read_bytes, self.fs.uri, version, self.where)
         self.keep(entry)
         return entry
 
+    def _kept(self, version: int) -> log.Entry | None:
+        with self._parsed_lock:
+            found = self._parsed.get(version)
+        return found[0] if found is not None else None
+
     def keep(self, entry: log.Entry) -> None:
         """Remember ``entry`` as read (or, for an expiry, as just written in its version's place)."""
+        carried = _carried(entry)
         with self._parsed_lock:
-            self._parsed[entry.version] = entry
-            while len(self._parsed) > PARSED_KEPT:
-                self._parsed.popitem(last=False)
+            old = self._parsed.pop(entry.version, None)
+            if old is not None:
+                self._parsed_bytes -= old[1]
+            self._parsed[entry.version] = (entry, carried)
+            self._parsed_bytes += carried
+            while len(self._parsed) > PARSED_KEPT or (
+                self._parsed_bytes > PARSED_BYTES and len(self._parsed) > 1
+            ):
+                _, (_, gone) = self._parsed.popitem(last=False)
+                self._parsed_bytes -= gone
 
     def commit_id(self, version: int) -> str:
         """The commit id of entry ``version`` (a stub keeps it)."""
@@ -290,7 +346,8 @@ class Log:
 
     def _remember_time(self, version: int, ts: datetime) -> None:
         self._entry_times[version] = ts
-        while len(self._entry_times) > 100_000:
+        kept = TIMES_KEPT if self.root else TABLE_TIMES_KEPT
+        while len(self._entry_times) > kept:
             self._entry_times.popitem(last=False)
 
     def entry_time(self, version: int) -> datetime:
@@ -353,8 +410,7 @@ class Log:
             if self._state.version > state.version and self._state.version == version:
                 return self._state  # this process read it already
             name = self.where.log_path(version)
-            with self._parsed_lock:
-                kept = self._parsed.get(version)
+            kept = self._kept(version)
             if kept is not None and (not state.link.chain or kept.prev == state.link.chain):
                 entry = kept  # read just now, to see whose it is (Log.publish)
             else:
@@ -413,7 +469,10 @@ class Log:
                     state, entry.version, max(timestamp, state.timestamp), [], [], [], (), entry.link
                 )
             timestamp, decided = when or timestamp, entry.decided_by.version
-            self._markers.append((entry.version, decided))
+            self._markers[entry.version] = decided
+            if len(self._markers) > 2 * MARKERS_KEPT:
+                for version in sorted(self._markers)[:-MARKERS_KEPT]:
+                    self._markers_let_go = max(self._markers_let_go, self._markers.pop(version))
         got = self.read_actions(state, entry)
         self._remember_time(entry.version, timestamp)
         if self.root:
@@ -537,7 +596,7 @@ class Log:
             seen = cps
             try:
                 if cps:
-                    state = self._catch_up(self.load_checkpoint(*cps[-1]))
+                    state = self._catch_up(self._newest_from(self.load_checkpoint(*cps[-1])))
                 elif self.root:
                     if not self.fs.exists(self.where.log_path(0)):
                         self._initialize()
@@ -625,7 +684,6 @@ class Log:
         else:
             link = self._legacy_link(version)
         decided = md.get("gluecat.decided", "-1")
-        self._markers = []
         return LogState(
             version=version,
             timestamp=timestamp,

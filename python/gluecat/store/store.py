@@ -26,6 +26,7 @@ there. Readers of the catalog (databases, table listings) read the root.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import logging
 import random
@@ -70,10 +71,34 @@ agree to within this for reads as of a time to see each other's commits in their
 RECENT_SEGMENT_ROWS = 50_000
 """Small segments this process wrote lately stay in memory up to this many rows, so that its own next
 reads (the partition view catching up, the merge of the newest segments) need not read them back."""
+TABLE_LOGS_KEPT = 2048
+"""Tables' logs a process keeps open, the least recently used let go first. Each keeps its state, a few
+older ones, its latest entries as read (up to 64 of 128 KiB) and its versions' times: a server reading
+tables made and dropped for months must not keep all of them. A log let go is opened again when next
+used (its newest checkpoint and the entries after it), as another process would open it."""
+FOOTERS_KEPT = 16_384
+"""Segment footers (row count and metadata) this process keeps: every segment it writes or reads a
+footer of would otherwise stay for the process's life (a server writes one per commit, over thousands of
+tables). Far more than the live segments of the tables being merged; a footer pushed out is read again."""
 FENCE_AFTER = 5.0
 """How long a table's writer waits for the root to decide a marker at the end of the table's log before
 it fences the marker (its writer has died, or stalled): a root commit publishes its markers and then its
 root entry, a few requests apart."""
+
+
+def _weight(rows: pa.Table) -> int:
+    """What a segment in memory counts against the caches' bounds in rows: at least one, so that empty
+    segments (a whole merge of a row set whose rows were all deleted) cannot gather without bound."""
+    return max(1, rows.num_rows)
+
+
+class _Turn:
+    """One table's commits in this process, one at a time: its lock, and the commits holding or
+    waiting for it (counted under Store._tables_lock)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.users = 0
 
 
 class _Written:
@@ -109,15 +134,17 @@ class Store:
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
         self._root_commit_lock = threading.RLock()  # a failed root commit fences while it holds it
-        self._table_commit_locks: dict[Key, threading.Lock] = {}
-        self._tables: dict[Key, Log] = {}
+        self._table_commit_locks: dict[Key, _Turn] = {}
+        """The turn of each table a commit of this process is under way or waiting for."""
+        self._tables: OrderedDict[Key, Log] = OrderedDict()
+        """The tables' logs open in this process, the least recently used first (TABLE_LOGS_KEPT)."""
         self._tables_lock = threading.Lock()
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
         self._segment_cache_rows = 0
         self._recent: OrderedDict[str, pa.Table] = OrderedDict()
         self._recent_rows = 0
-        self._footers: dict[str, tuple[int, dict[bytes, bytes]]] = {}
+        self._footers: OrderedDict[str, tuple[int, dict[bytes, bytes]]] = OrderedDict()
         self.root = Log(
             self.fs, layout.ROOT_LOG, self._read_data, checkpoint_interval=checkpoint_interval, root=True
         )
@@ -141,6 +168,8 @@ class Store:
         """A table's log (opened on first use)."""
         with self._tables_lock:
             found = self._tables.get(table)
+            if found is not None:
+                self._tables.move_to_end(table)
         if found is not None:
             return found
         opened = Log(
@@ -151,7 +180,10 @@ class Store:
             resolve=self._resolve,
         )
         with self._tables_lock:
-            return self._tables.setdefault(table, opened)
+            found = self._tables.setdefault(table, opened)
+            while len(self._tables) > TABLE_LOGS_KEPT:
+                self._tables.popitem(last=False)
+            return found
 
     def table_logs(self) -> list[Log]:
         """Every table log the warehouse holds, made by any process (those of dropped tables too)."""
@@ -331,11 +363,11 @@ class Store:
             return table
         with self._segment_cache_lock:
             self._segment_cache[path] = table
-            self._segment_cache_rows += table.num_rows
+            self._segment_cache_rows += _weight(table)
             # Bounded by rows, not files: merged segments are large and superseded ones are dead weight.
             while self._segment_cache_rows > SEGMENT_CACHE_ROWS and len(self._segment_cache) > 1:
                 _, old = self._segment_cache.popitem(last=False)
-                self._segment_cache_rows -= old.num_rows
+                self._segment_cache_rows -= _weight(old)
         return table
 
     def read_segments(self, paths: list[str], cache: bool = True) -> list[pa.Table]:
@@ -363,14 +395,17 @@ class Store:
             if path in self._segment_cache:
                 return
             self._segment_cache[path] = rows
-            self._segment_cache_rows += rows.num_rows
+            self._segment_cache_rows += _weight(rows)
             while self._segment_cache_rows > SEGMENT_CACHE_ROWS and len(self._segment_cache) > 1:
                 _, old = self._segment_cache.popitem(last=False)
-                self._segment_cache_rows -= old.num_rows
+                self._segment_cache_rows -= _weight(old)
 
     def segment_footer(self, path: str) -> tuple[int, dict[bytes, bytes]]:
         """A segment's row count and key-value metadata, from its Parquet footer alone (cached)."""
-        found = self._footers.get(path)
+        with self._segment_cache_lock:
+            found = self._footers.get(path)
+            if found is not None:
+                self._footers.move_to_end(path)
         if found is None:
             with self._segment_cache_lock:
                 table = self._segment_cache.get(path)
@@ -383,8 +418,15 @@ class Store:
                     found = files.footer(self._read_data(path), self.fs.uri(path))
                 except FileNotFoundError as e:
                     raise StorageError(f"{self.fs.uri(path)}: the partition segment is missing") from e
-            self._footers[path] = found
+            self._keep_footer(path, found)
         return found
+
+    def _keep_footer(self, path: str, footer: tuple[int, dict[bytes, bytes]]) -> None:
+        with self._segment_cache_lock:
+            self._footers[path] = footer
+            self._footers.move_to_end(path)
+            while len(self._footers) > FOOTERS_KEPT:
+                self._footers.popitem(last=False)
 
     def segment_exists(self, path: str) -> bool:
         """Whether a segment can still be read (an expiry may have removed a replaced one, or left a
@@ -499,7 +541,7 @@ class Store:
     def _commit_to_table(self, operation: str, build: Build[T], table: Key) -> tuple[T, int]:
         where = self.table_log(table)
         commit_id = uuid.uuid4().hex
-        with self._table_lock(table):
+        with self._table_turn(table):
             for attempt in range(self.max_attempts):
                 state = self._settled(where)
                 root = self.root.state
@@ -818,9 +860,21 @@ class Store:
                 logger.warning("checkpoint at version %d of %r not written: %s", entry.version, where, e)
         return state
 
-    def _table_lock(self, table: Key) -> threading.Lock:
+    @contextlib.contextmanager
+    def _table_turn(self, table: Key) -> Iterator[None]:
+        """Hold this process's turn to commit to ``table``. The table's lock lives while a commit of it
+        is under way or waiting: a server committing to many tables over its life keeps none for each."""
         with self._tables_lock:
-            return self._table_commit_locks.setdefault(table, threading.Lock())
+            turn = self._table_commit_locks.setdefault(table, _Turn())
+            turn.users += 1
+        try:
+            with turn.lock:
+                yield
+        finally:
+            with self._tables_lock:
+                turn.users -= 1
+                if turn.users == 0 and self._table_commit_locks.get(table) is turn:
+                    del self._table_commit_locks[table]
 
     def _write_failure(self, e: BaseException, written: _Written) -> BaseException:
         if isinstance(e, OSError) and written.paths:
@@ -874,25 +928,25 @@ class Store:
         w.actions.extend(changes.actions)
 
     def _written_segment(self, path: str, rows: pa.Table) -> None:
-        self._footers[path] = (rows.num_rows, dict(rows.schema.metadata or {}))
+        self._keep_footer(path, (rows.num_rows, dict(rows.schema.metadata or {})))
         if rows.num_rows > RECENT_SEGMENT_ROWS // 8:
             return
         with self._segment_cache_lock:
             self._recent[path] = rows
-            self._recent_rows += rows.num_rows
+            self._recent_rows += _weight(rows)
             self._trim_recent()
 
     def _trim_recent(self) -> None:
         while self._recent_rows > RECENT_SEGMENT_ROWS and self._recent:
             _, old = self._recent.popitem(last=False)
-            self._recent_rows -= old.num_rows
+            self._recent_rows -= _weight(old)
 
     def _forget_segment(self, path: str) -> None:
-        self._footers.pop(path, None)
         with self._segment_cache_lock:
+            self._footers.pop(path, None)
             old = self._recent.pop(path, None)
             if old is not None:
-                self._recent_rows -= old.num_rows
+                self._recent_rows -= _weight(old)
 
     def _discard(self, written: _Written) -> None:
         """Forget what an attempt that did not commit wrote."""

@@ -44,7 +44,8 @@ class Held:
 
 
 def waiting(glue: Catalog) -> int:
-    return len(glue._ctx.rows.groups._queue(KEY).waiting)
+    queue = glue._ctx.rows.groups._queues.get(KEY)
+    return len(queue.waiting) if queue is not None else 0
 
 
 def start(call: Callable[[], Any], outcomes: dict[str, Any], name: str) -> threading.Thread:
@@ -186,3 +187,24 @@ def test_many_writers_at_once_all_land(glue: Catalog) -> None:
         t.join(60)
     assert all(isinstance(o, list) and all(r["Errors"] == [] for r in o) for o in outcomes.values()), outcomes
     assert live(glue) == sorted(1000 * w + k for w in range(8) for k in range(100))
+    assert glue._ctx.rows.groups._queues == {}  # the last writer out removed the table's queue
+
+
+def test_a_table_keeps_its_queue_only_while_writes_to_it_are_under_way() -> None:
+    """A server writes to thousands of tables over its life: a table's queue goes with its last writer,
+    whether its write committed or failed."""
+    groups = group_commit.GroupCommit()
+
+    def commit(group: list[group_commit.Request[Any]]) -> None:
+        for r in group:
+            r.result = len(r.parts)
+
+    def fail(group: list[group_commit.Request[Any]]) -> None:
+        raise EntityNotFoundException("no such table")
+
+    for i in range(200):
+        request: group_commit.Request[int] = group_commit.Request([{}], collect_errors=False)
+        assert groups.submit(("db", f"t{i}"), request, commit) == 1
+        with pytest.raises(EntityNotFoundException):
+            groups.submit(("db", f"gone{i}"), group_commit.Request([{}], collect_errors=False), fail)
+    assert groups._queues == {}

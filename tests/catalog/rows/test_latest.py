@@ -113,3 +113,58 @@ def test_writes_made_while_a_refold_runs_are_squashed_and_its_base_is_still_take
     assert adopted is not None and adopted.base.num_rows == base + sum(d.num_rows for d in folding)
     assert adopted.deltas == during.deltas[len(folding) :]
     assert live(glue) == list(range(130))
+
+
+def test_the_latest_views_of_many_tables_hold_a_bounded_number_of_rows(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server reads thousands of tables over its life, and a table's latest view holds all its
+    partitions: the views of the tables read least lately are let go past a bound on their rows, and a
+    table read again is folded again from its segments, with the same partitions."""
+    monkeypatch.setattr(latest, "LATEST_VIEW_ROWS", 50, raising=False)
+    glue = Catalog(warehouse, background_merges=False)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    tables = [f"t{i}" for i in range(30)]
+    for i, name in enumerate(tables):
+        glue.create_table(
+            DatabaseName="db", TableInput={"Name": name, "PartitionKeys": [{"Name": "k", "Type": "int"}]}
+        )
+        glue.batch_create_partition(
+            DatabaseName="db",
+            TableName=name,
+            PartitionInputList=[{"Values": [str(10 * i + k)]} for k in range(10)],
+        )
+        assert len(glue.get_partitions(DatabaseName="db", TableName=name)["Partitions"]) == 10
+    views = glue._ctx.rows.views
+    assert 0 < len(views._latest) <= 5
+    assert sum(v.base.num_rows + v.delta_rows() for v in views._latest.values()) <= 50
+    assert set(views._recent) <= set(views._latest)
+    for i, name in enumerate(tables):
+        got = glue.get_partitions(DatabaseName="db", TableName=name)["Partitions"]
+        assert sorted(int(p["Values"][0]) for p in got) == [10 * i + k for k in range(10)]
+
+
+def test_a_refold_of_a_view_let_go_is_let_go_once_it_ends(
+    warehouse: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A refold still running when its table's view is let go (other tables read since) holds a copy of
+    the table's rows when it ends: it goes too, at the next view kept, not at the table's next read."""
+    monkeypatch.setattr(latest, "MAX_DELTA_ROWS", 20)
+    glue, _, release = with_a_held_refold(warehouse, monkeypatch)
+    views = glue._ctx.rows.views
+    assert KEY in views.refolds
+    monkeypatch.setattr(latest, "LATEST_VIEW_ROWS", 10, raising=False)
+    for i in range(3):
+        glue.create_table(
+            DatabaseName="db",
+            TableInput={"Name": f"other{i}", "PartitionKeys": [{"Name": "k", "Type": "int"}]},
+        )
+        glue.create_partition(DatabaseName="db", TableName=f"other{i}", PartitionInput={"Values": ["1"]})
+        glue.get_partitions(DatabaseName="db", TableName=f"other{i}")
+    assert KEY not in views._latest
+    release.set()
+    views.refolds[KEY].thread.join()
+    glue.create_partition(DatabaseName="db", TableName="other0", PartitionInput={"Values": ["2"]})
+    glue.get_partitions(DatabaseName="db", TableName="other0")
+    assert KEY not in views.refolds
+    assert live(glue) == list(range(100))

@@ -39,6 +39,9 @@ class _Queue:
     cond: threading.Condition = field(default_factory=threading.Condition)
     waiting: list[Request[Any]] = field(default_factory=list)
     busy: bool = False
+    users: int = 0
+    """Callers of ``submit`` holding this queue (counted under GroupCommit._lock): the last one out
+    removes it, so that a server does not keep a queue for every table it ever wrote to."""
 
 
 def _take(waiting: list[Request[Any]]) -> list[Request[Any]]:
@@ -61,13 +64,27 @@ class GroupCommit:
 
     def _queue(self, key: Key) -> _Queue:
         with self._lock:
-            return self._queues.setdefault(key, _Queue())
+            queue = self._queues.setdefault(key, _Queue())
+            queue.users += 1
+            return queue
+
+    def _release(self, key: Key, queue: _Queue) -> None:
+        with self._lock:
+            queue.users -= 1
+            if queue.users == 0 and self._queues.get(key) is queue:
+                del self._queues[key]
 
     def submit(self, key: Key, request: Request[R], commit: Callable[[list[Request[Any]]], None]) -> R:
         """Commit ``request`` alone or with others queued for the same table; returns its result or raises
         its error. ``commit`` commits a group and sets each request's result or error; an exception it
         raises is every request's error."""
         queue = self._queue(key)
+        try:
+            return self._submit(queue, request, commit)
+        finally:
+            self._release(key, queue)
+
+    def _submit(self, queue: _Queue, request: Request[R], commit: Callable[[list[Request[Any]]], None]) -> R:
         with queue.cond:
             queue.waiting.append(request)
             while not request.done and (queue.busy or queue.waiting[0] is not request):
