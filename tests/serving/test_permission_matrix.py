@@ -615,3 +615,89 @@ def test_a_rename_that_moves_partitions_into_a_registered_location_needs_data_lo
     renames.rename_table(**request)
     moved = lake.glue.get_partitions(DatabaseName=db, TableName="moved")["Partitions"]
     assert [p["StorageDescriptor"]["Location"] for p in moved] == [f"s3://governed/{db}/moved/dt=a"]
+
+
+def _governed_folder(lake: PermissionLake, db: str) -> str:
+    """A registered data location on this machine (Hive makes the folders of what it places)."""
+    folder = f"file://{lake.root}/governed/{db}"
+    lake.lf.register_resource(ResourceArn=folder)
+    return folder
+
+
+def _may_place(lake: PermissionLake, user: str, folder: str) -> None:
+    lake.lf.grant_permissions(
+        Principal=principal(user),
+        Resource={"DataLocation": {"ResourceArn": folder}},
+        Permissions=["DATA_LOCATION_ACCESS"],
+    )
+
+
+def test_a_hive_table_made_without_a_location_needs_data_location_access_where_it_is_put(
+    lake: PermissionLake,
+) -> None:
+    """Hive's create_table with no location puts the table in its database's folder: a table placed
+    there by the server needs DATA_LOCATION_ACCESS as one whose request names that folder does."""
+    db = lake.name()
+    folder = _governed_folder(lake, db)
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"{folder}/{db}.db"})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    hive = lake.hive("granted")
+    table = _new_ttable(db)
+    table.sd.location = None
+    with pytest.raises(ttypes.MetaException, match=f"DATA_LOCATION_ACCESS on data location {folder}"):
+        hive.create_table(table)
+    assert lake.glue.get_tables(DatabaseName=db)["TableList"] == []  # nothing made
+    _may_place(lake, "granted", folder)
+    hive.create_table(table)
+    made = lake.glue.get_table(DatabaseName=db, Name="t2")["Table"]
+    assert made["StorageDescriptor"]["Location"] == f"{folder}/{db}.db/t2"
+
+
+def test_a_hive_rename_that_moves_a_table_into_a_registered_location_needs_data_location_access(
+    lake: PermissionLake,
+) -> None:
+    """Hive's rename of a table at its database's default folder moves the table's folder to the new
+    name's: where the server moves it is placed data, as where RenameTable's MovedFolder names is."""
+    db, there = lake.name(), lake.name()
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"file://{lake.root}/plain/{db}"})
+    folder = _governed_folder(lake, there)
+    lake.glue.create_database(DatabaseInput={"Name": there, "LocationUri": folder})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    hive = lake.hive("granted")
+    table = _new_ttable(db)
+    table.tableType, table.parameters, table.sd.location = "MANAGED_TABLE", {}, None
+    hive.create_table(table)
+    old = lake.glue.get_table(DatabaseName=db, Name="t2")["Table"]["StorageDescriptor"]["Location"]
+    lake.grant("granted", "CREATE_TABLE", ("database", there))
+    renamed = mapping.table(lake.glue.get_table(DatabaseName=db, Name="t2")["Table"])
+    renamed.dbName = there  # the location is the old one, as Hive sends it
+    with pytest.raises(ttypes.MetaException, match=f"DATA_LOCATION_ACCESS on data location {folder}"):
+        hive.alter_table(db, "t2", renamed)
+    assert lake.glue.get_table(DatabaseName=db, Name="t2")["Table"]["StorageDescriptor"]["Location"] == old
+    _may_place(lake, "granted", folder)
+    hive.alter_table(db, "t2", renamed)
+    moved = lake.glue.get_table(DatabaseName=there, Name="t2")["Table"]["StorageDescriptor"]["Location"]
+    assert moved == f"{folder}/t2"
+
+
+def test_a_hive_database_made_without_a_location_needs_data_location_access_where_it_is_put(
+    lake: PermissionLake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hive's create_database with no location puts the database in the warehouse's folder: that folder
+    needs DATA_LOCATION_ACCESS where it is registered, as a LocationUri naming it does."""
+    db = lake.name()
+    folder = _governed_folder(lake, db)
+    monkeypatch.setattr(lake.glue, "warehouse", folder)  # a warehouse inside a registered location
+    lake.grant("granted", "CREATE_DATABASE", ("catalog",))
+    hive = lake.hive("granted")
+    try:
+        with pytest.raises(ttypes.MetaException, match=f"DATA_LOCATION_ACCESS on data location {folder}"):
+            hive.create_database(ttypes.Database(name=db, parameters={}))
+        assert db not in [d["Name"] for d in lake.glue.get_databases()["DatabaseList"]]  # nothing made
+        _may_place(lake, "granted", folder)
+        hive.create_database(ttypes.Database(name=db, parameters={}))
+        assert lake.glue.get_database(Name=db)["Database"]["LocationUri"] == f"{folder}/{db}.db"
+    finally:
+        lake.lf.revoke_permissions(
+            Principal=principal("granted"), Resource={"Catalog": {}}, Permissions=["CREATE_DATABASE"]
+        )

@@ -36,7 +36,7 @@ from typing import Any
 
 from gluecat.catalog import access
 from gluecat.catalog.context import DATABASE, TABLE, Context, copy_doc, require_database, require_table
-from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
+from gluecat.errors import AccessDeniedException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
 GRANT = "lf_grant"
@@ -245,6 +245,24 @@ def normalized_location(uri: str) -> str:
         scheme = "s3"
     rest = rest.rstrip("/")
     return f"{scheme}://{rest}" if rest else f"{scheme}://"
+
+
+def refusal(permission: str, resource: Key) -> str:
+    """What a refusal says: the permission and the resource, as the request named it."""
+    return f"Insufficient Lake Formation permission(s): Required {permission} on {describe(resource)}"
+
+
+def require_placing(location: Any) -> None:
+    """AccessDeniedException unless the caller the running call acts for (gluecat.catalog.access) may
+    place data at ``location``: DATA_LOCATION_ACCESS on the registered location holding it. For the
+    locations a server chooses itself (Hive's default folders, a renamed table's moved folder), which
+    the check of the request, made on what it names, cannot see."""
+    view = access.current()
+    if view is None or not isinstance(location, str) or not location:
+        return
+    registered = view.location_access(normalized_location(location))
+    if registered is not None:
+        raise AccessDeniedException(refusal(DATA_LOCATION_ACCESS, (LOCATION_RES, registered)))
 
 
 def under(path: str, location: str) -> bool:

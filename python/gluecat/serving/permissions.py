@@ -477,9 +477,7 @@ def _absent_table(view: View, resource: Key) -> bool:
     return view.root.get(TABLE, (resource[1], resource[2])) is None
 
 
-def refusal(permission: str, resource: Key) -> str:
-    """What a refusal says: the permission and the resource, as the request named it."""
-    return f"Insufficient Lake Formation permission(s): Required {permission} on {grants.describe(resource)}"
+refusal = grants.refusal
 
 
 @dataclass
