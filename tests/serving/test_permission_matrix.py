@@ -29,7 +29,7 @@ from gluecat.hms.thrift_endpoint import SERVED
 from gluecat.serving import permissions
 from gluecat.serving.permissions import RULES, Need, Rule
 
-from .permission_lake import PermissionLake, arn, principal
+from .permission_lake import IAM, PermissionLake, arn, principal
 
 pytestmark = pytest.mark.slow
 
@@ -701,3 +701,50 @@ def test_a_hive_database_made_without_a_location_needs_data_location_access_wher
         lake.lf.revoke_permissions(
             Principal=principal("granted"), Resource={"Catalog": {}}, Permissions=["CREATE_DATABASE"]
         )
+
+
+def test_a_databases_create_table_default_permissions_are_granted_only_by_who_may_grant_them(
+    lake: PermissionLake,
+) -> None:
+    """A database's CreateTableDefaultPermissions grant their principals permissions on every table made
+    in it from then on: naming a principal there is granting, and needs those permissions with grant
+    option on the database's tables (or a data lake administrator), not only ALTER on the database.
+    The defaults the database already has may be sent back unchanged (clients update a database with
+    the document they read)."""
+    db = lake.name()
+    lake.glue.create_database(DatabaseInput={"Name": db})
+    lake.grant("granted", "ALTER", ("database", db))
+    glue = lake.client("granted")
+    mine = [{"Principal": principal("granted"), "Permissions": ["ALL"]}]
+    with pytest.raises(
+        glue.exceptions.AccessDeniedException, match=f"ALL with grant option on every table of database {db}"
+    ):
+        glue.update_database(Name=db, DatabaseInput={"Name": db, "CreateTableDefaultPermissions": mine})
+    lake.glue.create_table(DatabaseName=db, TableInput=_table_input("secret"))  # someone else's new table
+    with pytest.raises(glue.exceptions.AccessDeniedException):
+        glue.get_table(DatabaseName=db, Name="secret")
+    with pytest.raises(glue.exceptions.AccessDeniedException, match="with grant option"):
+        glue.update_database(
+            Name=db,
+            DatabaseInput={
+                "Name": db,
+                "CreateTableDefaultPermissions": [{"Principal": IAM, "Permissions": ["ALL"]}],
+            },
+        )  # every caller's, the caller's among them
+    as_read = lake.glue.get_database(Name=db)["Database"]
+    kept = {
+        "Name": db,
+        "Description": "d",
+        "CreateTableDefaultPermissions": as_read["CreateTableDefaultPermissions"],
+    }
+    glue.update_database(Name=db, DatabaseInput=kept)  # unchanged defaults: ALTER is enough
+    lake.grant("granted", "ALL", ("tables", db), grantable=True)
+    glue.update_database(Name=db, DatabaseInput={"Name": db, "CreateTableDefaultPermissions": mine})
+    assert lake.glue.get_database(Name=db)["Database"]["CreateTableDefaultPermissions"] == mine
+    opened = lake.name()  # a database its owner left open: its defaults may be sent back as they are
+    everyones = [{"Principal": IAM, "Permissions": ["ALL"]}]
+    lake.glue.create_database(DatabaseInput={"Name": opened, "CreateTableDefaultPermissions": everyones})
+    lake.grant("granted", "ALTER", ("database", opened))
+    glue.update_database(
+        Name=opened, DatabaseInput={"Name": opened, "CreateTableDefaultPermissions": everyones}
+    )

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gluecat.catalog import grants
-from gluecat.catalog.context import TABLE, missing_table
+from gluecat.catalog.context import DATABASE, TABLE, missing_table
 from gluecat.catalog.grants import (
     ALTER,
     CREATE_DATABASE,
@@ -74,6 +74,10 @@ class Need:
     resource: Key
     whole: bool = False
     """SELECT on every column of the table (data files hold them all), not only some."""
+    given_to: str | None = None
+    """The permission with grant option, to give it to this principal (a database's
+    CreateTableDefaultPermissions give it on each table made in the database), unless the database (or,
+    for a new one, the settings) already gives it."""
 
 
 Extract = Callable[[Any], Any]
@@ -191,6 +195,31 @@ def when(condition: Callable[[Any], bool], then: Needs) -> Needs:
 
 
 PLACED = " (and DATA_LOCATION_ACCESS where registered)"
+DEFAULTS = (
+    "; and each permission its CreateTableDefaultPermissions give that the database does not already give"
+    " (the settings', for a new one), with grant option on every table of the database"
+)
+
+
+def table_defaults(db: Extract) -> Needs:
+    """What a DatabaseInput's CreateTableDefaultPermissions give: each entry is a grant of its permissions
+    to its principal on every table made in the database from then on, so naming it is granting them."""
+
+    def get(args: Any) -> list[Need]:
+        entries = p("DatabaseInput", "CreateTableDefaultPermissions")(args)
+        if not isinstance(entries, list) or not entries:
+            return []
+        resource = (grants.TABLES_RES, _name(db(args)))
+        out = []
+        for entry in entries:
+            given_to = p("Principal", "DataLakePrincipalIdentifier")(entry)
+            permissions = entry.get("Permissions") if isinstance(entry, dict) else None
+            for permission in permissions if isinstance(permissions, list) else []:
+                if isinstance(permission, str) and isinstance(given_to, str):
+                    out.append(Need(permission, resource, given_to=given_to))
+        return out  # anything malformed is left to the call's own validation
+
+    return get
 
 
 def check(permission: str, resource: Resource, *locations: Extract, whole: bool = False) -> Rule:
@@ -239,10 +268,20 @@ _TABLE_LOCATION = p("TableInput", "StorageDescriptor", "Location")
 _DATABASE_LOCATION = p("DatabaseInput", "LocationUri")
 
 GLUE: dict[str, Rule] = {
-    "CreateDatabase": check(CREATE_DATABASE, catalog(), _DATABASE_LOCATION),
+    "CreateDatabase": Rule(
+        CHECK,
+        needs(need(CREATE_DATABASE, catalog()), table_defaults(p("DatabaseInput", "Name"))),
+        _places(_DATABASE_LOCATION),
+        summary="CREATE_DATABASE on the catalog" + PLACED + DEFAULTS,
+    ),
     "GetDatabase": check(DESCRIBE, database(p("Name"))),
     "GetDatabases": LISTED,
-    "UpdateDatabase": check(ALTER, database(p("Name")), _DATABASE_LOCATION),
+    "UpdateDatabase": Rule(
+        CHECK,
+        needs(need(ALTER, database(p("Name"))), table_defaults(p("Name"))),
+        _places(_DATABASE_LOCATION),
+        summary="ALTER on the database" + PLACED + DEFAULTS,
+    ),
     "DeleteDatabase": check(DROP, database(p("Name"))),
     "CreateTable": check(CREATE_TABLE, database(_DB), _TABLE_LOCATION),
     "GetTable": check(DESCRIBE, _TABLE_NAMED),
@@ -477,6 +516,24 @@ def _absent_table(view: View, resource: Key) -> bool:
     return view.root.get(TABLE, (resource[1], resource[2])) is None
 
 
+def _already_given(view: View, n: Need) -> bool:
+    """Whether the database of ``n`` already gives its permission to its principal by default (or, while
+    there is no such database, the settings give it to each new one): sending it back changes nothing."""
+    if view.root is None:
+        return False
+    db = view.root.get(DATABASE, (n.resource[1],))
+    if db is not None:
+        current = db.get("CreateTableDefaultPermissions")
+    else:
+        current = grants.settings_of(view.root).get("CreateTableDefaultPermissions")
+    return any(
+        p("Principal", "DataLakePrincipalIdentifier")(entry) == n.given_to
+        and n.permission in (entry.get("Permissions") or [])
+        for entry in current or []
+        if isinstance(entry, dict)
+    )
+
+
 refusal = grants.refusal
 
 
@@ -642,7 +699,7 @@ class Authorizer:
         why = self._missing(view, found, places)
         if why is not None:
             missing, message = why
-            hidden = missing is not None and missing.permission == DESCRIBE
+            hidden = missing is not None and missing.permission == DESCRIBE and missing.given_to is None
             if missing is not None and _absent_table(view, missing.resource):
                 # As AWS Glue answers one who may see the database: the table is not there. Spark asks
                 # whether a table exists before it makes one; a refusal would fail the CREATE TABLE of a
@@ -659,6 +716,14 @@ class Authorizer:
         self, view: View, found: Iterable[Need], places: list[str]
     ) -> tuple[Need | None, str] | None:
         for n in found:
+            if n.given_to is not None:
+                if not _already_given(view, n) and not view.grantable(n.permission, n.resource):
+                    return n, (
+                        f"Insufficient Lake Formation permission(s): Required {n.permission} with grant option "
+                        f"on {grants.describe(n.resource)} (or a data lake administrator), to give it to "
+                        f"{n.given_to} in CreateTableDefaultPermissions"
+                    )
+                continue
             if not view.allows(n.permission, n.resource):
                 return n, refusal(n.permission, n.resource)
             whole = n.whole and n.resource[0] == grants.TABLE_RES
