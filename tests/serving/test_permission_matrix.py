@@ -748,3 +748,46 @@ def test_a_databases_create_table_default_permissions_are_granted_only_by_who_ma
     glue.update_database(
         Name=opened, DatabaseInput={"Name": opened, "CreateTableDefaultPermissions": everyones}
     )
+
+
+def test_an_iceberg_table_is_placed_only_where_the_caller_may_place_data(lake: PermissionLake) -> None:
+    """CreateTable's OpenTableFormatInput writes the table's first metadata file and puts the table at its
+    CreateIcebergTableInput's Location, or, given none, in its database's folder: either place needs
+    DATA_LOCATION_ACCESS where registered, as TableInput's own location does."""
+    db = lake.name()
+    folder = _governed_folder(lake, db)
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"{folder}/{db}.db"})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    glue = lake.client("granted")
+    schema = {"Fields": [{"Id": 1, "Name": "id", "Type": "long", "Required": True}]}
+    named = {
+        "MetadataOperation": "CREATE",
+        "CreateIcebergTableInput": {"Location": f"{folder}/named", "Schema": schema},
+    }
+    unnamed = {"MetadataOperation": "CREATE", "Version": "2"}
+    columns = {"Columns": [{"Name": "id", "Type": "bigint"}]}
+    for name, iceberg in (("named", named), ("unnamed", unnamed)):
+        with pytest.raises(
+            glue.exceptions.AccessDeniedException, match=f"DATA_LOCATION_ACCESS on data location {folder}"
+        ):
+            glue.create_table(
+                DatabaseName=db,
+                TableInput={"Name": name, "StorageDescriptor": columns},
+                OpenTableFormatInput={"IcebergInput": iceberg},
+            )
+    assert lake.glue.get_tables(DatabaseName=db)["TableList"] == []  # nothing made
+    assert not (lake.root / "governed" / db).exists() or not any(
+        (lake.root / "governed" / db).rglob("*.json")
+    )
+    _may_place(lake, "granted", folder)
+    for name, iceberg in (("named", named), ("unnamed", unnamed)):
+        glue.create_table(
+            DatabaseName=db,
+            TableInput={"Name": name, "StorageDescriptor": columns},
+            OpenTableFormatInput={"IcebergInput": iceberg},
+        )
+    tables = lake.glue.get_tables(DatabaseName=db)["TableList"]
+    assert {t["Name"]: t["StorageDescriptor"]["Location"] for t in tables} == {
+        "named": f"{folder}/named",
+        "unnamed": f"{folder}/{db}.db/unnamed",
+    }

@@ -266,6 +266,7 @@ _TABLE_INPUT = table(_DB, p("TableInput", "Name"))
 _AS_READ = table(p("Table", "DatabaseName"), p("Table", "Name"))
 _TABLE_LOCATION = p("TableInput", "StorageDescriptor", "Location")
 _DATABASE_LOCATION = p("DatabaseInput", "LocationUri")
+_ICEBERG_LOCATION = p("OpenTableFormatInput", "IcebergInput", "CreateIcebergTableInput", "Location")
 
 GLUE: dict[str, Rule] = {
     "CreateDatabase": Rule(
@@ -283,7 +284,7 @@ GLUE: dict[str, Rule] = {
         summary="ALTER on the database" + PLACED + DEFAULTS,
     ),
     "DeleteDatabase": check(DROP, database(p("Name"))),
-    "CreateTable": check(CREATE_TABLE, database(_DB), _TABLE_LOCATION),
+    "CreateTable": check(CREATE_TABLE, database(_DB), _TABLE_LOCATION, _ICEBERG_LOCATION),
     "GetTable": check(DESCRIBE, _TABLE_NAMED),
     "GetTables": Rule(
         LISTING,
