@@ -791,3 +791,40 @@ def test_an_iceberg_table_is_placed_only_where_the_caller_may_place_data(lake: P
         "named": f"{folder}/named",
         "unnamed": f"{folder}/{db}.db/unnamed",
     }
+
+
+def test_a_hive_drop_with_its_data_keeps_the_folders_of_tables_the_caller_may_not_see(
+    lake: PermissionLake,
+) -> None:
+    """drop_table with deleteData deletes a managed table's folder unless another table uses it: every
+    other table counts, not only those the caller may see, or a caller with DROP on one table could
+    delete the data of a table hidden from it."""
+    db = lake.name()
+    folder = lake.root / "plain" / db
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"file://{folder}"})
+    columns = [{"Name": "id", "Type": "int"}]
+    lake.glue.create_table(
+        DatabaseName=db,
+        TableInput={
+            "Name": "t",
+            "TableType": "MANAGED_TABLE",
+            "StorageDescriptor": {"Columns": columns, "Location": f"file://{folder}/t"},
+        },
+    )
+    lake.glue.create_table(
+        DatabaseName=db,
+        TableInput={
+            "Name": "secret",
+            "TableType": "EXTERNAL_TABLE",
+            "Parameters": {"EXTERNAL": "TRUE"},
+            "StorageDescriptor": {"Columns": columns, "Location": f"file://{folder}/t/secret"},
+        },
+    )
+    (folder / "t" / "secret").mkdir(parents=True)
+    (folder / "t" / "secret" / "rows.csv").write_text("1\n")
+    lake.grant("granted", "DROP", ("table", db, "t"))
+    hive = lake.hive("granted")
+    assert hive.get_all_tables(db) == ["t"]  # secret is hidden from the caller
+    hive.drop_table(db, "t", True)
+    assert (folder / "t" / "secret" / "rows.csv").read_text() == "1\n"  # the hidden table's data stays
+    assert lake.glue.get_table(DatabaseName=db, Name="secret")["Table"]["Name"] == "secret"
