@@ -828,3 +828,30 @@ def test_a_hive_drop_with_its_data_keeps_the_folders_of_tables_the_caller_may_no
     hive.drop_table(db, "t", True)
     assert (folder / "t" / "secret" / "rows.csv").read_text() == "1\n"  # the hidden table's data stays
     assert lake.glue.get_table(DatabaseName=db, Name="secret")["Table"]["Name"] == "secret"
+
+
+def test_a_new_databases_create_table_default_permissions_are_weighed_against_the_settings_alone(
+    lake: PermissionLake,
+) -> None:
+    """CreateDatabase may name the defaults the settings give a new database; naming others needs the
+    right to grant them, whatever a database of that name the caller may not see already gives (which
+    its answer must not tell)."""
+    hidden = lake.name()
+    mine = [{"Principal": principal("granted"), "Permissions": ["ALL"]}]
+    lake.glue.create_database(DatabaseInput={"Name": hidden, "CreateTableDefaultPermissions": mine})
+    lake.grant("granted", "CREATE_DATABASE", ("catalog",))
+    glue = lake.client("granted")
+    try:
+        with pytest.raises(glue.exceptions.AccessDeniedException, match="with grant option"):
+            glue.create_database(DatabaseInput={"Name": hidden, "CreateTableDefaultPermissions": mine})
+        fresh = lake.name()
+        with pytest.raises(glue.exceptions.AccessDeniedException, match="with grant option"):
+            glue.create_database(DatabaseInput={"Name": fresh, "CreateTableDefaultPermissions": mine})
+        settings = lake.lf.get_data_lake_settings()["DataLakeSettings"]["CreateTableDefaultPermissions"]
+        glue.create_database(DatabaseInput={"Name": fresh, "CreateTableDefaultPermissions": settings})
+        with pytest.raises(glue.exceptions.AlreadyExistsException):
+            glue.create_database(DatabaseInput={"Name": hidden})  # a name taken is no secret
+    finally:
+        lake.lf.revoke_permissions(
+            Principal=principal("granted"), Resource={"Catalog": {}}, Permissions=["CREATE_DATABASE"]
+        )

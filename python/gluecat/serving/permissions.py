@@ -78,6 +78,9 @@ class Need:
     """The permission with grant option, to give it to this principal (a database's
     CreateTableDefaultPermissions give it on each table made in the database), unless the database (or,
     for a new one, the settings) already gives it."""
+    new_database: bool = False
+    """For ``given_to``: the database is being made (compared with the settings' defaults only, so that
+    a database of that name the caller may not see tells nothing)."""
 
 
 Extract = Callable[[Any], Any]
@@ -201,7 +204,7 @@ DEFAULTS = (
 )
 
 
-def table_defaults(db: Extract) -> Needs:
+def table_defaults(db: Extract, *, new: bool = False) -> Needs:
     """What a DatabaseInput's CreateTableDefaultPermissions give: each entry is a grant of its permissions
     to its principal on every table made in the database from then on, so naming it is granting them."""
 
@@ -216,7 +219,7 @@ def table_defaults(db: Extract) -> Needs:
             permissions = entry.get("Permissions") if isinstance(entry, dict) else None
             for permission in permissions if isinstance(permissions, list) else []:
                 if isinstance(permission, str) and isinstance(given_to, str):
-                    out.append(Need(permission, resource, given_to=given_to))
+                    out.append(Need(permission, resource, given_to=given_to, new_database=new))
         return out  # anything malformed is left to the call's own validation
 
     return get
@@ -271,7 +274,7 @@ _ICEBERG_LOCATION = p("OpenTableFormatInput", "IcebergInput", "CreateIcebergTabl
 GLUE: dict[str, Rule] = {
     "CreateDatabase": Rule(
         CHECK,
-        needs(need(CREATE_DATABASE, catalog()), table_defaults(p("DatabaseInput", "Name"))),
+        needs(need(CREATE_DATABASE, catalog()), table_defaults(p("DatabaseInput", "Name"), new=True)),
         _places(_DATABASE_LOCATION),
         summary="CREATE_DATABASE on the catalog" + PLACED + DEFAULTS,
     ),
@@ -518,11 +521,11 @@ def _absent_table(view: View, resource: Key) -> bool:
 
 
 def _already_given(view: View, n: Need) -> bool:
-    """Whether the database of ``n`` already gives its permission to its principal by default (or, while
-    there is no such database, the settings give it to each new one): sending it back changes nothing."""
+    """Whether the database of ``n`` already gives its permission to its principal by default (or, for a
+    database being made, the settings give it to each new one): sending it back changes nothing."""
     if view.root is None:
         return False
-    db = view.root.get(DATABASE, (n.resource[1],))
+    db = None if n.new_database else view.root.get(DATABASE, (n.resource[1],))
     if db is not None:
         current = db.get("CreateTableDefaultPermissions")
     else:
