@@ -855,3 +855,34 @@ def test_a_new_databases_create_table_default_permissions_are_weighed_against_th
         lake.lf.revoke_permissions(
             Principal=principal("granted"), Resource={"Catalog": {}}, Permissions=["CREATE_DATABASE"]
         )
+
+
+def test_a_refused_delete_on_cancel_does_not_name_a_table_the_caller_may_not_see(
+    lake: PermissionLake,
+) -> None:
+    """DeleteObjectsOnCancel refuses a file in the folder of another table inside the governed table's:
+    the refusal names that table only to a caller who may see it."""
+    db, other = lake.name(), lake.name()
+    lake.glue.create_database(DatabaseInput={"Name": db})
+    governed = {**_table_input("g"), "TableType": "GOVERNED"}
+    governed["StorageDescriptor"] = {**governed["StorageDescriptor"], "Location": f"s3://lake/{db}/g"}
+    lake.glue.create_table(DatabaseName=db, TableInput=governed)
+    inner = _table_input("hidden", StorageDescriptor={"Location": f"s3://lake/{db}/g/inner"})
+    lake.make_table(other)
+    lake.glue.create_table(DatabaseName=other, TableInput=inner)
+    lake.grant("granted", "INSERT", ("table", db, "g"))
+    tx = lake.lf.start_transaction()["TransactionId"]
+    lf = lake.client("granted", "lakeformation")
+    request = {
+        "DatabaseName": db,
+        "TableName": "g",
+        "TransactionId": tx,
+        "Objects": [{"Uri": f"s3://lake/{db}/g/inner/f1"}],
+    }
+    with pytest.raises(lf.exceptions.InvalidInputException) as refused:
+        lf.delete_objects_on_cancel(**request)
+    assert "hidden" not in str(refused.value) and other not in str(refused.value)
+    assert "another table" in str(refused.value)
+    lake.grant("granted", "DESCRIBE", ("table", other, "hidden"))
+    with pytest.raises(lf.exceptions.InvalidInputException, match=f"table {other}.hidden"):
+        lf.delete_objects_on_cancel(**request)
