@@ -886,3 +886,33 @@ def test_a_refused_delete_on_cancel_does_not_name_a_table_the_caller_may_not_see
     lake.grant("granted", "DESCRIBE", ("table", other, "hidden"))
     with pytest.raises(lf.exceptions.InvalidInputException, match=f"table {other}.hidden"):
         lf.delete_objects_on_cancel(**request)
+
+
+def test_a_conflict_on_commit_does_not_name_a_table_the_committer_may_not_see(lake: PermissionLake) -> None:
+    """Any caller may commit any transaction (ListTransactions shows them all): when the commit conflicts,
+    the answer names the table only to a caller who may see it."""
+    db = lake.name()
+    lake.make_table(db, "hidden")
+    tx = lake.lf.start_transaction()["TransactionId"]
+    table = lake.glue.get_table(DatabaseName=db, Name="hidden")["Table"]
+    update = {
+        "Name": "hidden",
+        "StorageDescriptor": table["StorageDescriptor"],
+        "PartitionKeys": table["PartitionKeys"],
+        "Description": "in tx",
+    }
+    lake.glue.update_table(DatabaseName=db, TableInput=update, TransactionId=tx)
+    lake.glue.update_table(DatabaseName=db, TableInput={**update, "Description": "meanwhile"})
+    lf = lake.client("granted", "lakeformation")
+    with pytest.raises(lf.exceptions.ConcurrentModificationException) as refused:
+        lf.commit_transaction(TransactionId=tx)
+    assert "hidden" not in str(refused.value) and f"database {db}" not in str(refused.value)
+    with pytest.raises(lf.exceptions.TransactionCanceledException) as canceled:
+        lf.commit_transaction(TransactionId=tx)  # the reason it was canceled does not name it either
+    assert "hidden" not in str(canceled.value) and f"database {db}" not in str(canceled.value)
+    lake.grant("granted", "DESCRIBE", ("table", db, "hidden"))
+    tx = lake.lf.start_transaction()["TransactionId"]
+    lake.glue.update_table(DatabaseName=db, TableInput=update, TransactionId=tx)
+    lake.glue.update_table(DatabaseName=db, TableInput={**update, "Description": "meanwhile again"})
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match=f"Table hidden in database {db}"):
+        lf.commit_transaction(TransactionId=tx)
