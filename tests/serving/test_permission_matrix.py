@@ -916,3 +916,31 @@ def test_a_conflict_on_commit_does_not_name_a_table_the_committer_may_not_see(la
     lake.glue.update_table(DatabaseName=db, TableInput={**update, "Description": "meanwhile again"})
     with pytest.raises(lf.exceptions.ConcurrentModificationException, match=f"Table hidden in database {db}"):
         lf.commit_transaction(TransactionId=tx)
+
+
+def test_a_local_location_is_checked_where_it_leads_however_it_is_spelled(lake: PermissionLake) -> None:
+    """A folder on this machine can be named as a plain path, as file:/..., as file:///..., or through
+    '..': each spelling of a place inside a registered location needs DATA_LOCATION_ACCESS on it."""
+    db = lake.name()
+    real = lake.root.resolve()
+    folder = f"file://{real}/governed/{db}"
+    lake.lf.register_resource(ResourceArn=folder)
+    lake.glue.create_database(DatabaseInput={"Name": db})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    glue = lake.client("granted")
+    spellings = (
+        f"{real}/governed/{db}/t",
+        f"file:{real}/governed/{db}/t",
+        f"file://{real}/other/../governed/{db}/t",
+    )
+    for i, spelled in enumerate(spellings):
+        inside = _table_input(f"t{i}", StorageDescriptor={"Location": spelled})
+        with pytest.raises(
+            glue.exceptions.AccessDeniedException, match=f"DATA_LOCATION_ACCESS on data location {folder}"
+        ):
+            glue.create_table(DatabaseName=db, TableInput=inside)
+    assert lake.glue.get_tables(DatabaseName=db)["TableList"] == []
+    _may_place(lake, "granted", folder)
+    glue.create_table(
+        DatabaseName=db, TableInput=_table_input("t0", StorageDescriptor={"Location": spellings[0]})
+    )

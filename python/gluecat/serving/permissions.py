@@ -734,9 +734,10 @@ class Authorizer:
             if whole and view.visible_columns(n.resource[1], n.resource[2]) is not None:
                 return n, refusal(n.permission, n.resource) + " (every column)"
         for place in places:
-            registered = view.location_access(grants.normalized_location(place))
-            if registered is not None:
-                return None, refusal(DATA_LOCATION_ACCESS, (grants.LOCATION_RES, registered))
+            for form in grants.placed_forms(place):
+                registered = view.location_access(form)
+                if registered is not None:
+                    return None, refusal(DATA_LOCATION_ACCESS, (grants.LOCATION_RES, registered))
         return None
 
     def _grant(self, view: View, params: Any) -> Decision:
