@@ -29,7 +29,7 @@ from gluecat.hms.thrift_endpoint import SERVED
 from gluecat.serving import permissions
 from gluecat.serving.permissions import RULES, Need, Rule
 
-from .permission_lake import PermissionLake, arn, principal
+from .permission_lake import IAM, PermissionLake, arn, principal
 
 pytestmark = pytest.mark.slow
 
@@ -615,3 +615,332 @@ def test_a_rename_that_moves_partitions_into_a_registered_location_needs_data_lo
     renames.rename_table(**request)
     moved = lake.glue.get_partitions(DatabaseName=db, TableName="moved")["Partitions"]
     assert [p["StorageDescriptor"]["Location"] for p in moved] == [f"s3://governed/{db}/moved/dt=a"]
+
+
+def _governed_folder(lake: PermissionLake, db: str) -> str:
+    """A registered data location on this machine (Hive makes the folders of what it places)."""
+    folder = f"file://{lake.root}/governed/{db}"
+    lake.lf.register_resource(ResourceArn=folder)
+    return folder
+
+
+def _may_place(lake: PermissionLake, user: str, folder: str) -> None:
+    lake.lf.grant_permissions(
+        Principal=principal(user),
+        Resource={"DataLocation": {"ResourceArn": folder}},
+        Permissions=["DATA_LOCATION_ACCESS"],
+    )
+
+
+def test_a_hive_table_made_without_a_location_needs_data_location_access_where_it_is_put(
+    lake: PermissionLake,
+) -> None:
+    """Hive's create_table with no location puts the table in its database's folder: a table placed
+    there by the server needs DATA_LOCATION_ACCESS as one whose request names that folder does."""
+    db = lake.name()
+    folder = _governed_folder(lake, db)
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"{folder}/{db}.db"})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    hive = lake.hive("granted")
+    table = _new_ttable(db)
+    table.sd.location = None
+    with pytest.raises(ttypes.MetaException, match=f"DATA_LOCATION_ACCESS on data location {folder}"):
+        hive.create_table(table)
+    assert lake.glue.get_tables(DatabaseName=db)["TableList"] == []  # nothing made
+    _may_place(lake, "granted", folder)
+    hive.create_table(table)
+    made = lake.glue.get_table(DatabaseName=db, Name="t2")["Table"]
+    assert made["StorageDescriptor"]["Location"] == f"{folder}/{db}.db/t2"
+
+
+def test_a_hive_rename_that_moves_a_table_into_a_registered_location_needs_data_location_access(
+    lake: PermissionLake,
+) -> None:
+    """Hive's rename of a table at its database's default folder moves the table's folder to the new
+    name's: where the server moves it is placed data, as where RenameTable's MovedFolder names is."""
+    db, there = lake.name(), lake.name()
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"file://{lake.root}/plain/{db}"})
+    folder = _governed_folder(lake, there)
+    lake.glue.create_database(DatabaseInput={"Name": there, "LocationUri": folder})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    hive = lake.hive("granted")
+    table = _new_ttable(db)
+    table.tableType, table.parameters, table.sd.location = "MANAGED_TABLE", {}, None
+    hive.create_table(table)
+    old = lake.glue.get_table(DatabaseName=db, Name="t2")["Table"]["StorageDescriptor"]["Location"]
+    lake.grant("granted", "CREATE_TABLE", ("database", there))
+    renamed = mapping.table(lake.glue.get_table(DatabaseName=db, Name="t2")["Table"])
+    renamed.dbName = there  # the location is the old one, as Hive sends it
+    with pytest.raises(ttypes.MetaException, match=f"DATA_LOCATION_ACCESS on data location {folder}"):
+        hive.alter_table(db, "t2", renamed)
+    assert lake.glue.get_table(DatabaseName=db, Name="t2")["Table"]["StorageDescriptor"]["Location"] == old
+    _may_place(lake, "granted", folder)
+    hive.alter_table(db, "t2", renamed)
+    moved = lake.glue.get_table(DatabaseName=there, Name="t2")["Table"]["StorageDescriptor"]["Location"]
+    assert moved == f"{folder}/t2"
+
+
+def test_a_hive_database_made_without_a_location_needs_data_location_access_where_it_is_put(
+    lake: PermissionLake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hive's create_database with no location puts the database in the warehouse's folder: that folder
+    needs DATA_LOCATION_ACCESS where it is registered, as a LocationUri naming it does."""
+    db = lake.name()
+    folder = _governed_folder(lake, db)
+    monkeypatch.setattr(lake.glue, "warehouse", folder)  # a warehouse inside a registered location
+    lake.grant("granted", "CREATE_DATABASE", ("catalog",))
+    hive = lake.hive("granted")
+    try:
+        with pytest.raises(ttypes.MetaException, match=f"DATA_LOCATION_ACCESS on data location {folder}"):
+            hive.create_database(ttypes.Database(name=db, parameters={}))
+        assert db not in [d["Name"] for d in lake.glue.get_databases()["DatabaseList"]]  # nothing made
+        _may_place(lake, "granted", folder)
+        hive.create_database(ttypes.Database(name=db, parameters={}))
+        assert lake.glue.get_database(Name=db)["Database"]["LocationUri"] == f"{folder}/{db}.db"
+    finally:
+        lake.lf.revoke_permissions(
+            Principal=principal("granted"), Resource={"Catalog": {}}, Permissions=["CREATE_DATABASE"]
+        )
+
+
+def test_a_databases_create_table_default_permissions_are_granted_only_by_who_may_grant_them(
+    lake: PermissionLake,
+) -> None:
+    """A database's CreateTableDefaultPermissions grant their principals permissions on every table made
+    in it from then on: naming a principal there is granting, and needs those permissions with grant
+    option on the database's tables (or a data lake administrator), not only ALTER on the database.
+    The defaults the database already has may be sent back unchanged (clients update a database with
+    the document they read)."""
+    db = lake.name()
+    lake.glue.create_database(DatabaseInput={"Name": db})
+    lake.grant("granted", "ALTER", ("database", db))
+    glue = lake.client("granted")
+    mine = [{"Principal": principal("granted"), "Permissions": ["ALL"]}]
+    with pytest.raises(
+        glue.exceptions.AccessDeniedException, match=f"ALL with grant option on every table of database {db}"
+    ):
+        glue.update_database(Name=db, DatabaseInput={"Name": db, "CreateTableDefaultPermissions": mine})
+    lake.glue.create_table(DatabaseName=db, TableInput=_table_input("secret"))  # someone else's new table
+    with pytest.raises(glue.exceptions.AccessDeniedException):
+        glue.get_table(DatabaseName=db, Name="secret")
+    with pytest.raises(glue.exceptions.AccessDeniedException, match="with grant option"):
+        glue.update_database(
+            Name=db,
+            DatabaseInput={
+                "Name": db,
+                "CreateTableDefaultPermissions": [{"Principal": IAM, "Permissions": ["ALL"]}],
+            },
+        )  # every caller's, the caller's among them
+    as_read = lake.glue.get_database(Name=db)["Database"]
+    kept = {
+        "Name": db,
+        "Description": "d",
+        "CreateTableDefaultPermissions": as_read["CreateTableDefaultPermissions"],
+    }
+    glue.update_database(Name=db, DatabaseInput=kept)  # unchanged defaults: ALTER is enough
+    lake.grant("granted", "ALL", ("tables", db), grantable=True)
+    glue.update_database(Name=db, DatabaseInput={"Name": db, "CreateTableDefaultPermissions": mine})
+    assert lake.glue.get_database(Name=db)["Database"]["CreateTableDefaultPermissions"] == mine
+    opened = lake.name()  # a database its owner left open: its defaults may be sent back as they are
+    everyones = [{"Principal": IAM, "Permissions": ["ALL"]}]
+    lake.glue.create_database(DatabaseInput={"Name": opened, "CreateTableDefaultPermissions": everyones})
+    lake.grant("granted", "ALTER", ("database", opened))
+    glue.update_database(
+        Name=opened, DatabaseInput={"Name": opened, "CreateTableDefaultPermissions": everyones}
+    )
+
+
+def test_an_iceberg_table_is_placed_only_where_the_caller_may_place_data(lake: PermissionLake) -> None:
+    """CreateTable's OpenTableFormatInput writes the table's first metadata file and puts the table at its
+    CreateIcebergTableInput's Location, or, given none, in its database's folder: either place needs
+    DATA_LOCATION_ACCESS where registered, as TableInput's own location does."""
+    db = lake.name()
+    folder = _governed_folder(lake, db)
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"{folder}/{db}.db"})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    glue = lake.client("granted")
+    schema = {"Fields": [{"Id": 1, "Name": "id", "Type": "long", "Required": True}]}
+    named = {
+        "MetadataOperation": "CREATE",
+        "CreateIcebergTableInput": {"Location": f"{folder}/named", "Schema": schema},
+    }
+    unnamed = {"MetadataOperation": "CREATE", "Version": "2"}
+    columns = {"Columns": [{"Name": "id", "Type": "bigint"}]}
+    for name, iceberg in (("named", named), ("unnamed", unnamed)):
+        with pytest.raises(
+            glue.exceptions.AccessDeniedException, match=f"DATA_LOCATION_ACCESS on data location {folder}"
+        ):
+            glue.create_table(
+                DatabaseName=db,
+                TableInput={"Name": name, "StorageDescriptor": columns},
+                OpenTableFormatInput={"IcebergInput": iceberg},
+            )
+    assert lake.glue.get_tables(DatabaseName=db)["TableList"] == []  # nothing made
+    assert not (lake.root / "governed" / db).exists() or not any(
+        (lake.root / "governed" / db).rglob("*.json")
+    )
+    _may_place(lake, "granted", folder)
+    for name, iceberg in (("named", named), ("unnamed", unnamed)):
+        glue.create_table(
+            DatabaseName=db,
+            TableInput={"Name": name, "StorageDescriptor": columns},
+            OpenTableFormatInput={"IcebergInput": iceberg},
+        )
+    tables = lake.glue.get_tables(DatabaseName=db)["TableList"]
+    assert {t["Name"]: t["StorageDescriptor"]["Location"] for t in tables} == {
+        "named": f"{folder}/named",
+        "unnamed": f"{folder}/{db}.db/unnamed",
+    }
+
+
+def test_a_hive_drop_with_its_data_keeps_the_folders_of_tables_the_caller_may_not_see(
+    lake: PermissionLake,
+) -> None:
+    """drop_table with deleteData deletes a managed table's folder unless another table uses it: every
+    other table counts, not only those the caller may see, or a caller with DROP on one table could
+    delete the data of a table hidden from it."""
+    db = lake.name()
+    folder = lake.root / "plain" / db
+    lake.glue.create_database(DatabaseInput={"Name": db, "LocationUri": f"file://{folder}"})
+    columns = [{"Name": "id", "Type": "int"}]
+    lake.glue.create_table(
+        DatabaseName=db,
+        TableInput={
+            "Name": "t",
+            "TableType": "MANAGED_TABLE",
+            "StorageDescriptor": {"Columns": columns, "Location": f"file://{folder}/t"},
+        },
+    )
+    lake.glue.create_table(
+        DatabaseName=db,
+        TableInput={
+            "Name": "secret",
+            "TableType": "EXTERNAL_TABLE",
+            "Parameters": {"EXTERNAL": "TRUE"},
+            "StorageDescriptor": {"Columns": columns, "Location": f"file://{folder}/t/secret"},
+        },
+    )
+    (folder / "t" / "secret").mkdir(parents=True)
+    (folder / "t" / "secret" / "rows.csv").write_text("1\n")
+    lake.grant("granted", "DROP", ("table", db, "t"))
+    hive = lake.hive("granted")
+    assert hive.get_all_tables(db) == ["t"]  # secret is hidden from the caller
+    hive.drop_table(db, "t", True)
+    assert (folder / "t" / "secret" / "rows.csv").read_text() == "1\n"  # the hidden table's data stays
+    assert lake.glue.get_table(DatabaseName=db, Name="secret")["Table"]["Name"] == "secret"
+
+
+def test_a_new_databases_create_table_default_permissions_are_weighed_against_the_settings_alone(
+    lake: PermissionLake,
+) -> None:
+    """CreateDatabase may name the defaults the settings give a new database; naming others needs the
+    right to grant them, whatever a database of that name the caller may not see already gives (which
+    its answer must not tell)."""
+    hidden = lake.name()
+    mine = [{"Principal": principal("granted"), "Permissions": ["ALL"]}]
+    lake.glue.create_database(DatabaseInput={"Name": hidden, "CreateTableDefaultPermissions": mine})
+    lake.grant("granted", "CREATE_DATABASE", ("catalog",))
+    glue = lake.client("granted")
+    try:
+        with pytest.raises(glue.exceptions.AccessDeniedException, match="with grant option"):
+            glue.create_database(DatabaseInput={"Name": hidden, "CreateTableDefaultPermissions": mine})
+        fresh = lake.name()
+        with pytest.raises(glue.exceptions.AccessDeniedException, match="with grant option"):
+            glue.create_database(DatabaseInput={"Name": fresh, "CreateTableDefaultPermissions": mine})
+        settings = lake.lf.get_data_lake_settings()["DataLakeSettings"]["CreateTableDefaultPermissions"]
+        glue.create_database(DatabaseInput={"Name": fresh, "CreateTableDefaultPermissions": settings})
+        with pytest.raises(glue.exceptions.AlreadyExistsException):
+            glue.create_database(DatabaseInput={"Name": hidden})  # a name taken is no secret
+    finally:
+        lake.lf.revoke_permissions(
+            Principal=principal("granted"), Resource={"Catalog": {}}, Permissions=["CREATE_DATABASE"]
+        )
+
+
+def test_a_refused_delete_on_cancel_does_not_name_a_table_the_caller_may_not_see(
+    lake: PermissionLake,
+) -> None:
+    """DeleteObjectsOnCancel refuses a file in the folder of another table inside the governed table's:
+    the refusal names that table only to a caller who may see it."""
+    db, other = lake.name(), lake.name()
+    lake.glue.create_database(DatabaseInput={"Name": db})
+    governed = {**_table_input("g"), "TableType": "GOVERNED"}
+    governed["StorageDescriptor"] = {**governed["StorageDescriptor"], "Location": f"s3://lake/{db}/g"}
+    lake.glue.create_table(DatabaseName=db, TableInput=governed)
+    inner = _table_input("hidden", StorageDescriptor={"Location": f"s3://lake/{db}/g/inner"})
+    lake.make_table(other)
+    lake.glue.create_table(DatabaseName=other, TableInput=inner)
+    lake.grant("granted", "INSERT", ("table", db, "g"))
+    tx = lake.lf.start_transaction()["TransactionId"]
+    lf = lake.client("granted", "lakeformation")
+    request = {
+        "DatabaseName": db,
+        "TableName": "g",
+        "TransactionId": tx,
+        "Objects": [{"Uri": f"s3://lake/{db}/g/inner/f1"}],
+    }
+    with pytest.raises(lf.exceptions.InvalidInputException) as refused:
+        lf.delete_objects_on_cancel(**request)
+    assert "hidden" not in str(refused.value) and other not in str(refused.value)
+    assert "another table" in str(refused.value)
+    lake.grant("granted", "DESCRIBE", ("table", other, "hidden"))
+    with pytest.raises(lf.exceptions.InvalidInputException, match=f"table {other}.hidden"):
+        lf.delete_objects_on_cancel(**request)
+
+
+def test_a_conflict_on_commit_does_not_name_a_table_the_committer_may_not_see(lake: PermissionLake) -> None:
+    """Any caller may commit any transaction (ListTransactions shows them all): when the commit conflicts,
+    the answer names the table only to a caller who may see it."""
+    db = lake.name()
+    lake.make_table(db, "hidden")
+    tx = lake.lf.start_transaction()["TransactionId"]
+    table = lake.glue.get_table(DatabaseName=db, Name="hidden")["Table"]
+    update = {
+        "Name": "hidden",
+        "StorageDescriptor": table["StorageDescriptor"],
+        "PartitionKeys": table["PartitionKeys"],
+        "Description": "in tx",
+    }
+    lake.glue.update_table(DatabaseName=db, TableInput=update, TransactionId=tx)
+    lake.glue.update_table(DatabaseName=db, TableInput={**update, "Description": "meanwhile"})
+    lf = lake.client("granted", "lakeformation")
+    with pytest.raises(lf.exceptions.ConcurrentModificationException) as refused:
+        lf.commit_transaction(TransactionId=tx)
+    assert "hidden" not in str(refused.value) and f"database {db}" not in str(refused.value)
+    with pytest.raises(lf.exceptions.TransactionCanceledException) as canceled:
+        lf.commit_transaction(TransactionId=tx)  # the reason it was canceled does not name it either
+    assert "hidden" not in str(canceled.value) and f"database {db}" not in str(canceled.value)
+    lake.grant("granted", "DESCRIBE", ("table", db, "hidden"))
+    tx = lake.lf.start_transaction()["TransactionId"]
+    lake.glue.update_table(DatabaseName=db, TableInput=update, TransactionId=tx)
+    lake.glue.update_table(DatabaseName=db, TableInput={**update, "Description": "meanwhile again"})
+    with pytest.raises(lf.exceptions.ConcurrentModificationException, match=f"Table hidden in database {db}"):
+        lf.commit_transaction(TransactionId=tx)
+
+
+def test_a_local_location_is_checked_where_it_leads_however_it_is_spelled(lake: PermissionLake) -> None:
+    """A folder on this machine can be named as a plain path, as file:/..., as file:///..., or through
+    '..': each spelling of a place inside a registered location needs DATA_LOCATION_ACCESS on it."""
+    db = lake.name()
+    real = lake.root.resolve()
+    folder = f"file://{real}/governed/{db}"
+    lake.lf.register_resource(ResourceArn=folder)
+    lake.glue.create_database(DatabaseInput={"Name": db})
+    lake.grant("granted", "CREATE_TABLE", ("database", db))
+    glue = lake.client("granted")
+    spellings = (
+        f"{real}/governed/{db}/t",
+        f"file:{real}/governed/{db}/t",
+        f"file://{real}/other/../governed/{db}/t",
+    )
+    for i, spelled in enumerate(spellings):
+        inside = _table_input(f"t{i}", StorageDescriptor={"Location": spelled})
+        with pytest.raises(
+            glue.exceptions.AccessDeniedException, match=f"DATA_LOCATION_ACCESS on data location {folder}"
+        ):
+            glue.create_table(DatabaseName=db, TableInput=inside)
+    assert lake.glue.get_tables(DatabaseName=db)["TableList"] == []
+    _may_place(lake, "granted", folder)
+    glue.create_table(
+        DatabaseName=db, TableInput=_table_input("t0", StorageDescriptor={"Location": spellings[0]})
+    )

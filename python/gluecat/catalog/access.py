@@ -32,6 +32,11 @@ class Access(Protocol):
         """The columns of the table the caller may see (a grants.Columns), or None for all of them."""
         ...
 
+    def location_access(self, path: str) -> str | None:
+        """The registered location holding ``path`` (normalized) that the caller may not place data in
+        (it lacks DATA_LOCATION_ACCESS on it), or None."""
+        ...
+
     def grants_visible(self, resource: tuple[str, ...]) -> bool:
         """Whether ListPermissions shows the caller the grants on a resource."""
         ...

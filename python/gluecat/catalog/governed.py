@@ -21,7 +21,7 @@ from typing import Any
 import pyarrow as pa
 
 from gluecat import locations
-from gluecat.catalog import indexes, paging
+from gluecat.catalog import access, indexes, paging
 from gluecat.catalog import objects as obj
 from gluecat.catalog.context import TABLE, Context, partition_key_count, require_table_at
 from gluecat.catalog.partitions import plan_query
@@ -137,9 +137,10 @@ def _check_deletable(ctx: Context, state: Snapshot, table: dict[str, Any], uri: 
             and locations.inside(other_folder, folder)
             and locations.inside(key, other_folder)
         ):
-            raise InvalidInputException(
-                f"Objects: {uri} is in the folder of table {other[0]}.{other[1]}, inside that of {ident}"
-            )
+            view = access.current()  # the other table is named only to a caller who may see it
+            named = view is None or view.table_visible(str(other[0]), str(other[1]))
+            which = f"table {other[0]}.{other[1]}" if named else "another table"
+            raise InvalidInputException(f"Objects: {uri} is in the folder of {which}, inside that of {ident}")
 
 
 def _table_folders(state: Snapshot) -> list[tuple[Key, str]]:

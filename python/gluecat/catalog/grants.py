@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from gluecat import locations
 from gluecat.catalog import access
 from gluecat.catalog.context import DATABASE, TABLE, Context, copy_doc, require_database, require_table
-from gluecat.errors import EntityNotFoundException, GlueError, InvalidInputException
+from gluecat.errors import AccessDeniedException, EntityNotFoundException, GlueError, InvalidInputException
 from gluecat.store.snapshot import Changes, Key, Snapshot
 
 GRANT = "lf_grant"
@@ -245,6 +246,40 @@ def normalized_location(uri: str) -> str:
         scheme = "s3"
     rest = rest.rstrip("/")
     return f"{scheme}://{rest}" if rest else f"{scheme}://"
+
+
+def placed_forms(uri: str) -> list[str]:
+    """The normalized forms a location is checked for DATA_LOCATION_ACCESS under: as written, and, for a
+    folder on this machine however it is spelled (a plain path, ``file:/``, ``..``, a symbolic link), as
+    the ``file://`` URI of the folder it leads to, so that no spelling of a registered place evades it."""
+    forms = [normalized_location(uri)]
+    if "://" not in uri or uri.lower().startswith("file:"):
+        try:
+            real = locations.canonical(uri)
+        except (OSError, ValueError):
+            return forms
+        if real.startswith("/"):
+            forms.append(normalized_location(f"file://{real}"))
+    return forms
+
+
+def refusal(permission: str, resource: Key) -> str:
+    """What a refusal says: the permission and the resource, as the request named it."""
+    return f"Insufficient Lake Formation permission(s): Required {permission} on {describe(resource)}"
+
+
+def require_placing(location: Any) -> None:
+    """AccessDeniedException unless the caller the running call acts for (gluecat.catalog.access) may
+    place data at ``location``: DATA_LOCATION_ACCESS on the registered location holding it. For the
+    locations a server chooses itself (Hive's default folders, a renamed table's moved folder), which
+    the check of the request, made on what it names, cannot see."""
+    view = access.current()
+    if view is None or not isinstance(location, str) or not location:
+        return
+    for form in placed_forms(location):
+        registered = view.location_access(form)
+        if registered is not None:
+            raise AccessDeniedException(refusal(DATA_LOCATION_ACCESS, (LOCATION_RES, registered)))
 
 
 def under(path: str, location: str) -> bool:

@@ -21,6 +21,7 @@ import pyarrow.fs as pafs
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from gluecat.catalog import grants
 from gluecat.errors import InvalidInputException
 
 FORMAT_VERSIONS = ("1", "2")
@@ -323,6 +324,9 @@ def registered(
             sort_order_from_glue(None),
             {},
         )
+    # Where the table goes, whether CreateIcebergTableInput or the database's folder says it: placed data,
+    # for the caller the call acts for (the server's check of the request sees the named one only).
+    grants.require_placing(location)
     path = write_metadata(
         location, metadata(version, location.rstrip("/"), schema, spec, order, properties), filesystem
     )

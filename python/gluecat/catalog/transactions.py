@@ -47,7 +47,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from gluecat import locations
-from gluecat.catalog import indexes, paging
+from gluecat.catalog import access, indexes, paging
 from gluecat.catalog import objects as obj
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
 from gluecat.catalog.objects import ObjectWrite
@@ -119,6 +119,8 @@ class Transaction:
     end_us: int | None = None
     commit_version: int | None = None
     reason: str | None = None
+    reason_table: list[str] | None = None
+    """The table (database, name) ``reason`` is about, named only to callers who may see it."""
     cleaned: bool = False
 
     def state(self, now_us: int) -> str:
@@ -161,6 +163,7 @@ class Transaction:
                     "time": self.end_us,
                     "version": self.commit_version,
                     "reason": self.reason,
+                    **({"reason_table": self.reason_table} if self.reason_table else {}),
                 }
             )
         if self.cleaned:
@@ -243,6 +246,7 @@ class Transactions:
             if tx.status is None:
                 tx.status, tx.end_us = r["status"], r["time"]
                 tx.commit_version, tx.reason = r.get("version"), r.get("reason")
+                tx.reason_table = r.get("reason_table")
         elif op == "cleaned":
             tx.cleaned = True
         if tx.status == ABORTED and tx.on_cancel and not tx.cleaned:
@@ -480,10 +484,16 @@ class Transactions:
                 self._record_idle_abort(tx)
         self._clean(tx)
 
-    def _record_abort(self, tx: Transaction, reason: str, when_us: int | None = None) -> None:
-        """(Holding the journal's lock.) Synced: the files it deletes must never come back into use."""
+    def _record_abort(
+        self, tx: Transaction, reason: str, when_us: int | None = None, table: Key | None = None
+    ) -> None:
+        """(Holding the journal's lock.) Synced: the files it deletes must never come back into use.
+        ``table``: the table the reason is about (named only to callers who may see it)."""
         when = now_us() if when_us is None else when_us
-        self._append({"op": "end", "tx": tx.id, "status": ABORTED, "time": when, "reason": reason}, sync=True)
+        record = {"op": "end", "tx": tx.id, "status": ABORTED, "time": when, "reason": reason}
+        if table is not None:
+            record["reason_table"] = [str(table[0]), str(table[1])]
+        self._append(record, sync=True)
         self._pinned.pop(tx.id, None)
 
     def _record_idle_abort(self, tx: Transaction) -> None:
@@ -646,9 +656,18 @@ class Transactions:
                 with attempt:
                     tx = self._get(tx_id)
                     if tx.status is None:
-                        self._record_abort(tx, f"{why}: {e.message}")
+                        self._record_abort(tx, f"{why}: {e.message}", table=getattr(e, "table", None))
                         tx = self._get(tx_id)
             self._clean(self._get(tx_id))
+            table = getattr(e, "table", None)
+            view = access.current()
+            if table is not None and view is not None and not view.table_visible(table[0], table[1]):
+                # Any caller may commit any transaction: what stops it is told of a table only to one
+                # who may see that table.
+                raise type(e)(
+                    f"Transaction {tx_id} cannot commit its writes to a table the caller may not see "
+                    f"({type(e).__name__}): it is canceled"
+                ) from None
             raise
         for attempt in self._attempts():
             with attempt:
@@ -690,9 +709,10 @@ class Transactions:
             if table_identity(latest.get(TABLE, key)) != base or any(
                 summary is not None and key in summary.tables for _, summary in since
             ):
-                raise ConcurrentModificationException(
+                raise _conflict(
+                    key,
                     f"Table {key[1]} in database {key[0]} was changed, created or deleted since transaction "
-                    f"{tx.id} started, which changes it too"
+                    f"{tx.id} started, which changes it too",
                 )
         snap = latest
         records: dict[tuple[str, Key], Any] = {}
@@ -702,9 +722,14 @@ class Transactions:
             key = tuple(w["table"])
             if w["w"] == "table":
                 made = Changes()
-                table_changes(snap, w, made)
-                prior, snap = snap, with_table_write(snap, w, f"transaction {tx.id}")
-                self._recheck_update(tx, key, prior, snap, made)
+                try:
+                    table_changes(snap, w, made)
+                    prior, snap = snap, with_table_write(snap, w, f"transaction {tx.id}")
+                    self._recheck_update(tx, key, prior, snap, made)
+                except GlueError as e:
+                    if getattr(e, "table", None) is None:
+                        e.table = key  # type: ignore[attr-defined]
+                    raise
                 # Later writes win: a put after a deletion of the same record (DeleteTable, then
                 # CreateTable) must not come out of the commit as the deletion after the put.
                 records.update({(kind, k): None for kind, k in made.deletes})
@@ -713,9 +738,7 @@ class Transactions:
                 if w.get("drop"):
                     objects.pop(key, None)
                 elif snap.get(DATABASE, (key[0],)) is None:
-                    raise ConcurrentModificationException(
-                        f"Database {key[0]} was deleted since transaction {tx.id} started"
-                    )
+                    raise _conflict(key, f"Database {key[0]} was deleted since transaction {tx.id} started")
             else:
                 objects.setdefault(key, []).extend(ObjectWrite.from_json(o) for o in w["ops"])
                 object_bases.setdefault(key, w["base"])
@@ -730,9 +753,10 @@ class Transactions:
                 and obj.key_forms(before) != obj.key_forms(after)
                 and obj.view_of(self.ctx, latest, before).count() > 0
             ):
-                raise ConcurrentModificationException(
+                raise _conflict(
+                    key,
                     f"Table {key[1]} in database {key[0]} was given objects since transaction {tx.id} "
-                    "started, which changes its partition keys: a table holding objects keeps its keys"
+                    "started, which changes its partition keys: a table holding objects keeps its keys",
                 )
         for (kind, k), doc in records.items():
             if doc is None:
@@ -745,27 +769,28 @@ class Transactions:
             if key not in bases and (
                 latest.get(TABLE, key) is None or _created(latest.get(TABLE, key)) != object_bases[key]
             ):
-                raise ConcurrentModificationException(
+                raise _conflict(
+                    key,
                     f"Table {key[1]} in database {key[0]} was deleted or made again since transaction {tx.id} "
-                    "wrote objects to it"
+                    "wrote objects to it",
                 )
             if table is None or not obj.is_governed(table):
-                raise ConcurrentModificationException(
-                    f"Table {key[1]} in database {key[0]} is no longer a governed table"
-                )
+                raise _conflict(key, f"Table {key[1]} in database {key[0]} is no longer a governed table")
             if not all(obj.conforms(table, values) for values in {ow.values for ow in ows}):
-                raise ConcurrentModificationException(
+                raise _conflict(
+                    key,
                     f"The partition keys of {key[0]}.{key[1]} were changed since transaction {tx.id} wrote "
-                    "objects to it: the objects' partition values do not fit them"
+                    "objects to it: the objects' partition values do not fit them",
                 )
             partitions = {ow.partition for ow in ows}
             for version, summary in since:
                 assert summary is not None
                 hit = partitions & summary.objects.get(key, frozenset())
                 if hit:
-                    raise ConcurrentModificationException(
+                    raise _conflict(
+                        key,
                         f"The objects of partition {sorted(hit)[0]} of {key[0]}.{key[1]} were changed by the "
-                        f"transaction committed at version {version}, after transaction {tx.id} started"
+                        f"transaction committed at version {version}, after transaction {tx.id} started",
                     )
             n_keys = partition_key_count(table)
             added: dict[str, str] = {}  # the Uris the transaction leaves added, and where
@@ -784,15 +809,17 @@ class Transactions:
                 held = view.held_locations(added)
             for uri, holder in held.items():
                 if holder not in removed:
-                    raise ConcurrentModificationException(
+                    raise _conflict(
+                        key,
                         f"{key[0]}.{key[1]} holds the object {uri!r} (committed since transaction {tx.id} "
-                        "added it)"
+                        "added it)",
                     )
             for uri in added:
                 if snap.get(PENDING_DELETION, (uri,)) is not None:
-                    raise ConcurrentModificationException(
+                    raise _conflict(
+                        key,
                         f"The file {uri!r} is being deleted by an aborted transaction that recorded it with "
-                        "DeleteObjectsOnCancel"
+                        "DeleteObjectsOnCancel",
                     )
             changes.segment_adds.append((obj.rows_key(*key), obj.write_rows(n_keys, ows)))
             touched.append((key, tuple(sorted(partitions))))
@@ -814,9 +841,10 @@ class Transactions:
         try:
             indexes.check_table_update(self.ctx, before, old, new)
         except InvalidInputException as e:
-            raise ConcurrentModificationException(
+            raise _conflict(
+                key,
                 f"Table {key[1]} in database {key[0]} was given partition indexes or partitions since "
-                f"transaction {tx.id} started, which refuse its UpdateTable: {e.message}"
+                f"transaction {tx.id} started, which refuse its UpdateTable: {e.message}",
             ) from e
         statistics_outdated_by_table_update(self.ctx, before, old, new, made)
 
@@ -962,6 +990,10 @@ def _matches(wanted: str, state: str) -> bool:
 
 def _canceled(tx: Transaction) -> TransactionCanceledException:
     why = f" ({tx.reason})" if tx.reason else ""
+    view = access.current()
+    if tx.reason and tx.reason_table and view is not None and not view.table_visible(*tx.reason_table[:2]):
+        # Any caller may use any transaction: the reason names its table only to one who may see it.
+        why = f" ({tx.reason.split(':')[0]}, on a table the caller may not see)"
     return TransactionCanceledException(f"Transaction {tx.id} was aborted{why} and cannot be used.")
 
 
@@ -1019,3 +1051,11 @@ def _from_id(secret: bytes, tx_id: str) -> Transaction | None:
         )
     except ValueError:
         return None
+
+
+def _conflict(table: Key, message: str) -> ConcurrentModificationException:
+    """A transaction's conflict over ``table`` (its database and name), which the commit names only to a
+    caller who may see that table (Transactions._finish)."""
+    error = ConcurrentModificationException(message)
+    error.table = table  # type: ignore[attr-defined]
+    return error

@@ -53,6 +53,7 @@ from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
 from gluecat.api.patterns import check_db_or_table_name
 from gluecat.api.table_kinds import is_external
+from gluecat.catalog import access
 from gluecat.data.refusals import SparkRefusal, quoted
 from gluecat.errors import EntityNotFoundException, InternalServiceException, InvalidInputException
 
@@ -479,7 +480,18 @@ class DataFiles:
         leaving: Iterable[list[str]] = (),
     ) -> Claims:
         """Every folder some table uses, except the tables in ``skip_tables``; of ``table``, its partitions
-        other than those ``leaving`` (its own folder is the partitions' parent by design, so not a claim)."""
+        other than those ``leaving`` (its own folder is the partitions' parent by design, so not a claim).
+        Every table of the catalog counts, those the caller a server acts for may not see too: a folder
+        a hidden table uses is not to be deleted or moved from under it (what is kept is not told)."""
+        with access.acting(None):
+            return self._claims(skip_tables, table, leaving)
+
+    def _claims(
+        self,
+        skip_tables: Iterable[tuple[str, str]],
+        table: dict[str, Any] | None,
+        leaving: Iterable[list[str]],
+    ) -> Claims:
         skipped = set(skip_tables)
         own = (table["DatabaseName"], table["Name"]) if table is not None else None
         gone = {tuple(v) for v in leaving}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gluecat.catalog import grants
 from gluecat.data.files import DataFiles, FolderMove
 from gluecat.errors import InternalServiceException
 
@@ -26,6 +27,11 @@ def rename_table(
     if move is not None and old_location and sd.get("Location") in (None, old_location):
         sd["Location"] = DataFiles.moved(old_location, *move)
     new = {**new, "StorageDescriptor": sd}
+    if move is not None:
+        # Where the folder goes is placed data, as RenameTable's MovedFolder is: checked for the caller
+        # the call acts for (over Hive; the Spark plugin's RenameTable is checked by the server).
+        grants.require_placing(move[1])
+        grants.require_placing(sd.get("Location"))
     if moving is not None:
         moving.prepare()
         moving.switch()

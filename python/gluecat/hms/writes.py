@@ -20,6 +20,7 @@ import pyarrow.fs as pafs
 from gluecat import locations
 from gluecat.api.pages import every
 from gluecat.api.partition_names import partition_namer
+from gluecat.catalog import grants
 from gluecat.data.files import DataFiles
 from gluecat.data.maintenance import rename_partition
 from gluecat.data.renames import rename_table
@@ -114,6 +115,7 @@ class Writes:
         if "LocationUri" not in db:
             # Hive answers get_database with the folder it chose; gluecat's rule is <warehouse>/<db>.db.
             db["LocationUri"] = f"{str(self.catalog.warehouse).rstrip('/')}/{str(database.name).lower()}.db"
+            grants.require_placing(db["LocationUri"])  # as for a request that names that folder
         self.catalog.create_database(DatabaseInput=db)
         _make_folder(db["LocationUri"])
 
@@ -155,6 +157,7 @@ class Writes:
         if table.get("TableType") != "VIRTUAL_VIEW" and not sd.get("Location"):
             # CREATE TABLE ... USING parquet sends no location: Hive puts the table in its database's folder.
             sd["Location"] = self.files.default_location(database, table["Name"])
+            grants.require_placing(sd["Location"])  # as for a request that names that folder
         self.catalog.create_table(DatabaseName=database, TableInput=table)
         if table.get("TableType") != "VIRTUAL_VIEW":
             _make_folder(sd.get("Location"))  # as Hive does, but only once the table is made

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gluecat.catalog import grants
-from gluecat.catalog.context import TABLE, missing_table
+from gluecat.catalog.context import DATABASE, TABLE, missing_table
 from gluecat.catalog.grants import (
     ALTER,
     CREATE_DATABASE,
@@ -74,6 +74,13 @@ class Need:
     resource: Key
     whole: bool = False
     """SELECT on every column of the table (data files hold them all), not only some."""
+    given_to: str | None = None
+    """The permission with grant option, to give it to this principal (a database's
+    CreateTableDefaultPermissions give it on each table made in the database), unless the database (or,
+    for a new one, the settings) already gives it."""
+    new_database: bool = False
+    """For ``given_to``: the database is being made (compared with the settings' defaults only, so that
+    a database of that name the caller may not see tells nothing)."""
 
 
 Extract = Callable[[Any], Any]
@@ -191,6 +198,31 @@ def when(condition: Callable[[Any], bool], then: Needs) -> Needs:
 
 
 PLACED = " (and DATA_LOCATION_ACCESS where registered)"
+DEFAULTS = (
+    "; and each permission its CreateTableDefaultPermissions give that the database does not already give"
+    " (the settings', for a new one), with grant option on every table of the database"
+)
+
+
+def table_defaults(db: Extract, *, new: bool = False) -> Needs:
+    """What a DatabaseInput's CreateTableDefaultPermissions give: each entry is a grant of its permissions
+    to its principal on every table made in the database from then on, so naming it is granting them."""
+
+    def get(args: Any) -> list[Need]:
+        entries = p("DatabaseInput", "CreateTableDefaultPermissions")(args)
+        if not isinstance(entries, list) or not entries:
+            return []
+        resource = (grants.TABLES_RES, _name(db(args)))
+        out = []
+        for entry in entries:
+            given_to = p("Principal", "DataLakePrincipalIdentifier")(entry)
+            permissions = entry.get("Permissions") if isinstance(entry, dict) else None
+            for permission in permissions if isinstance(permissions, list) else []:
+                if isinstance(permission, str) and isinstance(given_to, str):
+                    out.append(Need(permission, resource, given_to=given_to, new_database=new))
+        return out  # anything malformed is left to the call's own validation
+
+    return get
 
 
 def check(permission: str, resource: Resource, *locations: Extract, whole: bool = False) -> Rule:
@@ -237,14 +269,25 @@ _TABLE_INPUT = table(_DB, p("TableInput", "Name"))
 _AS_READ = table(p("Table", "DatabaseName"), p("Table", "Name"))
 _TABLE_LOCATION = p("TableInput", "StorageDescriptor", "Location")
 _DATABASE_LOCATION = p("DatabaseInput", "LocationUri")
+_ICEBERG_LOCATION = p("OpenTableFormatInput", "IcebergInput", "CreateIcebergTableInput", "Location")
 
 GLUE: dict[str, Rule] = {
-    "CreateDatabase": check(CREATE_DATABASE, catalog(), _DATABASE_LOCATION),
+    "CreateDatabase": Rule(
+        CHECK,
+        needs(need(CREATE_DATABASE, catalog()), table_defaults(p("DatabaseInput", "Name"), new=True)),
+        _places(_DATABASE_LOCATION),
+        summary="CREATE_DATABASE on the catalog" + PLACED + DEFAULTS,
+    ),
     "GetDatabase": check(DESCRIBE, database(p("Name"))),
     "GetDatabases": LISTED,
-    "UpdateDatabase": check(ALTER, database(p("Name")), _DATABASE_LOCATION),
+    "UpdateDatabase": Rule(
+        CHECK,
+        needs(need(ALTER, database(p("Name"))), table_defaults(p("Name"))),
+        _places(_DATABASE_LOCATION),
+        summary="ALTER on the database" + PLACED + DEFAULTS,
+    ),
     "DeleteDatabase": check(DROP, database(p("Name"))),
-    "CreateTable": check(CREATE_TABLE, database(_DB), _TABLE_LOCATION),
+    "CreateTable": check(CREATE_TABLE, database(_DB), _TABLE_LOCATION, _ICEBERG_LOCATION),
     "GetTable": check(DESCRIBE, _TABLE_NAMED),
     "GetTables": Rule(
         LISTING,
@@ -477,9 +520,25 @@ def _absent_table(view: View, resource: Key) -> bool:
     return view.root.get(TABLE, (resource[1], resource[2])) is None
 
 
-def refusal(permission: str, resource: Key) -> str:
-    """What a refusal says: the permission and the resource, as the request named it."""
-    return f"Insufficient Lake Formation permission(s): Required {permission} on {grants.describe(resource)}"
+def _already_given(view: View, n: Need) -> bool:
+    """Whether the database of ``n`` already gives its permission to its principal by default (or, for a
+    database being made, the settings give it to each new one): sending it back changes nothing."""
+    if view.root is None:
+        return False
+    db = None if n.new_database else view.root.get(DATABASE, (n.resource[1],))
+    if db is not None:
+        current = db.get("CreateTableDefaultPermissions")
+    else:
+        current = grants.settings_of(view.root).get("CreateTableDefaultPermissions")
+    return any(
+        p("Principal", "DataLakePrincipalIdentifier")(entry) == n.given_to
+        and n.permission in (entry.get("Permissions") or [])
+        for entry in current or []
+        if isinstance(entry, dict)
+    )
+
+
+refusal = grants.refusal
 
 
 @dataclass
@@ -644,7 +703,7 @@ class Authorizer:
         why = self._missing(view, found, places)
         if why is not None:
             missing, message = why
-            hidden = missing is not None and missing.permission == DESCRIBE
+            hidden = missing is not None and missing.permission == DESCRIBE and missing.given_to is None
             if missing is not None and _absent_table(view, missing.resource):
                 # As AWS Glue answers one who may see the database: the table is not there. Spark asks
                 # whether a table exists before it makes one; a refusal would fail the CREATE TABLE of a
@@ -661,15 +720,24 @@ class Authorizer:
         self, view: View, found: Iterable[Need], places: list[str]
     ) -> tuple[Need | None, str] | None:
         for n in found:
+            if n.given_to is not None:
+                if not _already_given(view, n) and not view.grantable(n.permission, n.resource):
+                    return n, (
+                        f"Insufficient Lake Formation permission(s): Required {n.permission} with grant option "
+                        f"on {grants.describe(n.resource)} (or a data lake administrator), to give it to "
+                        f"{n.given_to} in CreateTableDefaultPermissions"
+                    )
+                continue
             if not view.allows(n.permission, n.resource):
                 return n, refusal(n.permission, n.resource)
             whole = n.whole and n.resource[0] == grants.TABLE_RES
             if whole and view.visible_columns(n.resource[1], n.resource[2]) is not None:
                 return n, refusal(n.permission, n.resource) + " (every column)"
         for place in places:
-            registered = view.location_access(grants.normalized_location(place))
-            if registered is not None:
-                return None, refusal(DATA_LOCATION_ACCESS, (grants.LOCATION_RES, registered))
+            for form in grants.placed_forms(place):
+                registered = view.location_access(form)
+                if registered is not None:
+                    return None, refusal(DATA_LOCATION_ACCESS, (grants.LOCATION_RES, registered))
         return None
 
     def _grant(self, view: View, params: Any) -> Decision:
