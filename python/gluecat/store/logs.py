@@ -149,10 +149,11 @@ class Log:
         self._pending: tuple[int, log.Decision] | None = None
         self._old_states: OrderedDict[int, LogState] = OrderedDict()
         self._parsed: OrderedDict[int, tuple[log.Entry, int]] = OrderedDict()
+        """Entries read lately, as read (PARSED_KEPT of them), with what each carries inline: a writer
+        that lost its version checks the entries it lost to, and its views read their inline segments,
+        right after catching up read them."""
         self._parsed_bytes = 0
         """What the kept entries carry inline (``_carried``), at most PARSED_BYTES past the newest."""
-        """Entries read lately, as read (PARSED_KEPT of them): a writer that lost its version checks the
-        entries it lost to, and its views read their inline segments, right after catching up read them."""
         self._parsed_lock = threading.Lock()
         self._old_states_lock = threading.Lock()
         self._state = self._open()
@@ -340,15 +341,10 @@ class Log:
         return found
 
     def _remember(self, version: int, commit_id: str) -> None:
-        self._commit_ids[version] = commit_id
-        while len(self._commit_ids) > 100_000:
-            self._commit_ids.popitem(last=False)
+        _put_newest(self._commit_ids, version, commit_id, 100_000)
 
     def _remember_time(self, version: int, ts: datetime) -> None:
-        self._entry_times[version] = ts
-        kept = TIMES_KEPT if self.root else TABLE_TIMES_KEPT
-        while len(self._entry_times) > kept:
-            self._entry_times.popitem(last=False)
+        _put_newest(self._entry_times, version, ts, TIMES_KEPT if self.root else TABLE_TIMES_KEPT)
 
     def entry_time(self, version: int) -> datetime:
         """When a commit took effect: its entry's time, or for a marker its root decision's."""
@@ -793,3 +789,10 @@ class Log:
         if error is not None:
             raise error
         raise StorageError(f"{self.fs.uri(name)}: could not be read back after a lost race")
+
+
+def _put_newest(kept: OrderedDict[int, Any], version: int, value: Any, most: int) -> None:
+    """``value`` kept for ``version``; the oldest kept let go past ``most``."""
+    kept[version] = value
+    while len(kept) > most:
+        kept.popitem(last=False)
