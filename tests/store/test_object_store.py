@@ -113,6 +113,27 @@ def test_writer_processes_on_an_object_store_lose_nothing_and_bring_nothing_back
     assert values(Catalog(warehouse), "shared") == sorted(+expected)
 
 
+def test_a_write_answers_from_every_commit_acknowledged_before_it(remote: tuple[str, Any]) -> None:
+    """A commit's first attempt builds on what its process saw of the table a moment ago (no listing),
+    so what it answers without publishing is checked against the log: a partition another process
+    just added is there to delete, and there already to create."""
+    warehouse, _ = remote
+    glue = make(warehouse)
+    other = Catalog(warehouse, background_merges=False)
+    assert values(glue) == []  # glue has just looked at the table
+    other.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["x"]})
+    with pytest.raises(glue.exceptions.AlreadyExistsException):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["x"]})
+    other.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["y"]})
+    glue.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["y"])
+    other.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["z"]})
+    out = glue.batch_delete_partition(
+        DatabaseName="db", TableName="t", PartitionsToDelete=[{"Values": ["z"]}]
+    )
+    assert out["Errors"] == []
+    assert values(Catalog(warehouse)) == ["x"]
+
+
 def test_lake_formation_transactions_keep_their_journal_in_objects(remote: tuple[str, Any]) -> None:
     warehouse, _ = remote
     glue = make(warehouse)

@@ -156,6 +156,8 @@ class Log:
         """What the kept entries carry inline (``_carried``), at most PARSED_BYTES past the newest."""
         self._parsed_lock = threading.Lock()
         self._old_states_lock = threading.Lock()
+        self._looked = 0.0
+        """When this process last looked for others' entries, or published one (time.monotonic)."""
         self._state = self._open()
 
     def __repr__(self) -> str:
@@ -180,6 +182,7 @@ class Log:
         """The newest committed state, including other processes' commits made up to now (one look:
         a stat of the next entry's name, or one listing after it on an object store)."""
         state = self._state
+        self._looked = time.monotonic()
         if self.fs.listing_is_cheap:
             names = self.fs.list_after(self.where.log_dir, f"{state.version:020d}.json")
             names = [n for n in names if layout.parse_log_name(n) is not None]
@@ -191,6 +194,14 @@ class Log:
             state = self._refresh(self._state)
             self._state = state
             return state
+
+    def recent(self, within: float) -> LogState:
+        """The newest state this process knows of if it looked at the log within ``within`` seconds
+        (or committed to it), else ``latest``: what a commit may be built on, since its publication
+        fails if the log has moved on (and then it reads what did)."""
+        if time.monotonic() - self._looked < within:
+            return self._state
+        return self.latest()
 
     def _refresh(self, state: LogState) -> LogState:
         """``state`` caught up with the log; past an expiry this process missed, from the newest
@@ -212,6 +223,7 @@ class Log:
         """Take ``state`` (this process's own commit, applied to the state it was built on) as the
         newest, unless a newer one is known already."""
         with self._refresh_lock:
+            self._looked = time.monotonic()
             if self._state.version < state.version:
                 self._state = state
 

@@ -86,6 +86,11 @@ it fences the marker (its writer has died, or stalled): a root commit publishes 
 root entry, a few requests apart."""
 
 
+BUILD_ON_SEEN = 1.0
+"""Seconds for which what a process saw of a table's log is what its next commit to it is built on,
+on an object store (store.Log.recent)."""
+
+
 def _weight(rows: pa.Table) -> int:
     """What a segment in memory counts against the caches' bounds in rows: at least one, so that empty
     segments (a whole merge of a row set whose rows were all deleted) cannot gather without bound."""
@@ -543,14 +548,26 @@ class Store:
         commit_id = uuid.uuid4().hex
         with self._table_turn(table):
             for attempt in range(self.max_attempts):
-                state = self._settled(where)
+                # A listing is a round trip on an object store: a first attempt builds on what this
+                # process saw just now, since a log that moved on refuses its publication. What it
+                # answers without publishing (an error, nothing to do) is checked against the log.
+                seen = attempt == 0 and self.fs.listing_is_cheap and where.pending is None
+                state = where.recent(BUILD_ON_SEEN) if seen else self._settled(where)
+                built_on = state.version
                 root = self.root.state
                 state = self._whole(table, state, root)
                 snap = Snapshot(
                     root, sharded=True, tables={table: state}, attach=lambda t: self.table_log(t).latest()
                 )
-                changes, result = build(snap)
+                try:
+                    changes, result = build(snap)
+                except Exception:
+                    if seen and self._settled(where).version != built_on:
+                        continue  # built on a state others had moved past: build again on theirs
+                    raise
                 if changes.is_empty():
+                    if seen and self._settled(where).version != built_on:
+                        continue
                     return result, -1
                 for rows in _rows_touched(changes):
                     if placement.table_of_rows(rows) != table:
