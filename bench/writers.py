@@ -14,7 +14,8 @@
   the same S3 server through the same proxy: one writer and eight.
 
 Every writer is a process of its own, started together; each runs for ``--seconds`` after a warm-up
-and reports what it committed. Ratios, not absolute rates, are what compare across machines.
+and reports what it committed (the last column: how evenly the writers shared the commits). Ratios,
+not absolute rates, are what compare across machines.
 """
 
 from __future__ import annotations
@@ -172,6 +173,8 @@ def case(
         "partitions/s": sum(g["partitions"] / g["seconds"] for g in got),
         "cpu ms/commit": 1000 * sum(g["cpu"] for g in got) / max(1, sum(g["commits"] for g in got)),
         "commits": sum(g["commits"] for g in got),
+        "fewest": min(g["commits"] for g in got),
+        "most": max(g["commits"] for g in got),
     }
 
 
@@ -181,12 +184,14 @@ def table(
     base = rows[0][1][measure]
     print(f"\n{title}")
     head = f"| case | {measure} | ratio to one writer | CPU ms/commit |" + (f" {extra} |" if extra else "")
+    head += " commits of one writer, fewest-most |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for name, r in rows:
         line = f"| {name} | {r[measure]:,.0f} | {r[measure] / base:.2f}x | {r['cpu ms/commit']:.1f} |"
         if extra:
             line += f" {r.get(extra, float('nan')):.2f} |"
+        line += f" {r['fewest']:,.0f}-{r['most']:,.0f} |" if "fewest" in r else " |"
         if r.get("gave up"):
             line += f" ({r['gave up']:.0f} commits gave up)"
         print(line)
