@@ -346,14 +346,7 @@ def test_a_reader_keeps_a_bounded_number_of_the_markers_it_read_and_still_cuts_t
     assert values(reader, "a") == []
     root_versions = []
     for i in range(30):
-        writer.update_table(
-            DatabaseName="db",
-            TableInput={
-                "Name": "a",
-                "Parameters": {"n": str(i)},
-                "PartitionKeys": [{"Name": "k", "Type": "string"}],
-            },
-        )
+        _update(writer, i)
         add(writer, "a", str(i))
         assert values(reader, "a") == sorted(str(j) for j in range(i + 1))
         root_versions.append(writer.store.root.state.version)
