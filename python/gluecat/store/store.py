@@ -80,6 +80,9 @@ FOOTERS_KEPT = 16_384
 """Segment footers (row count and metadata) this process keeps: every segment it writes or reads a
 footer of would otherwise stay for the process's life (a server writes one per commit, over thousands of
 tables). Far more than the live segments of the tables being merged; a footer pushed out is read again."""
+OWN_KEPT = 4096
+"""Segments this process remembers writing: a table's runs are merged by the writer of their newest
+segment (catalog/rows/merging.py), and a run is at most MAX_RUN segments of the newest few hundred."""
 FENCE_AFTER = 5.0
 """How long a table's writer waits for the root to decide a marker at the end of the table's log before
 it fences the marker (its writer has died, or stalled): a root commit publishes its markers and then its
@@ -150,6 +153,8 @@ class Store:
         self._recent: OrderedDict[str, pa.Table] = OrderedDict()
         self._recent_rows = 0
         self._footers: OrderedDict[str, tuple[int, dict[bytes, bytes]]] = OrderedDict()
+        self._own: OrderedDict[str, None] = OrderedDict()
+        """The newest segments this store wrote (``wrote``)."""
         self.root = Log(
             self.fs, layout.ROOT_LOG, self._read_data, checkpoint_interval=checkpoint_interval, root=True
         )
@@ -944,8 +949,17 @@ class Store:
             w.actions.append(log.MergeSegments(run, into, table_key, self.segment_footer(into)[0]))
         w.actions.extend(changes.actions)
 
+    def wrote(self, path: str) -> bool:
+        """Whether this store wrote segment ``path`` (one of its newest OWN_KEPT)."""
+        with self._segment_cache_lock:
+            return path in self._own
+
     def _written_segment(self, path: str, rows: pa.Table) -> None:
         self._keep_footer(path, (rows.num_rows, dict(rows.schema.metadata or {})))
+        with self._segment_cache_lock:
+            self._own[path] = None
+            if len(self._own) > OWN_KEPT:
+                self._own.popitem(last=False)
         if rows.num_rows > RECENT_SEGMENT_ROWS // 8:
             return
         with self._segment_cache_lock:
@@ -961,6 +975,7 @@ class Store:
     def _forget_segment(self, path: str) -> None:
         with self._segment_cache_lock:
             self._footers.pop(path, None)
+            self._own.pop(path, None)
             old = self._recent.pop(path, None)
             if old is not None:
                 self._recent_rows -= _weight(old)

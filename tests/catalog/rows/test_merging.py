@@ -155,6 +155,51 @@ def test_writers_in_threads_with_background_merges(warehouse: str) -> None:
     assert live(glue) == sorted(n * 1000 + i for n in range(3) for i in range(60))
 
 
+def test_of_two_processes_writing_a_table_the_writer_of_a_runs_oldest_segment_merges_it(
+    warehouse: str,
+) -> None:
+    first = make(Catalog(warehouse, background_merges=False))
+    second = Catalog(warehouse, background_merges=False)  # another process, as far as merging knows
+    for i in range(8):
+        add(first, i)
+    assert len(segments(first)) == 1
+    for i in range(8, 16):  # the second writes the run's oldest segment, the first its last
+        add(second if i % 2 == 0 else first, i)
+    assert len(segments(first)) == 9  # the merged segment, and a run the first left to the second
+    add(second, 16)
+    assert len(segments(first)) == 2
+    merges = [e.operation for e in first.store.table_entries(KEY, 0, first.store.table_version(KEY))]
+    assert merges.count(merging.OPERATION) == 2
+    assert live(first) == list(range(17))
+
+
+def test_runs_a_process_found_when_it_began_writing_are_anyones(warehouse: str) -> None:
+    gone = make(Catalog(warehouse, background_merges=False))
+    for i in range(7):
+        add(gone, i)
+    gone.close()
+    job = Catalog(warehouse, background_merges=False)  # one write, say, and then it ends
+    add(job, 7)
+    assert len(segments(job)) == 1
+    assert live(job) == list(range(8))
+
+
+def test_a_run_whose_writer_stopped_is_merged_after_a_while(warehouse: str, monkeypatch) -> None:
+    monkeypatch.setattr(merging, "DUTY_SECONDS", 0.0)
+    glue = make(Catalog(warehouse, background_merges=False))
+    for i in range(8):
+        add(glue, i)
+    gone = Catalog(warehouse, background_merges=False)
+    add(gone, 8)  # while glue writes the table too: the run this begins is gone's to merge
+    gone.close()
+    for i in range(9, 16):
+        add(glue, i)
+    assert len(segments(glue)) == 9  # glue's merged segment, then the run it left to gone
+    add(glue, 16)  # left once already: glue merges it
+    assert len(segments(glue)) == 2
+    assert live(glue) == list(range(17))
+
+
 @pytest.mark.parametrize("background", [True, False])
 def test_a_failed_merge_changes_nothing(warehouse: str, monkeypatch, background: bool) -> None:
     glue = make(Catalog(warehouse, background_merges=background))

@@ -15,6 +15,12 @@ wait for them. A merge writes its file first and then commits a short ``merge_se
 puts the merged segment in the place of its run: segments other writers added meanwhile stay newer
 than it.
 
+Of several processes writing one table, the one that wrote a run's oldest segment merges the run: each
+would otherwise read and write every merge, only for one of the two commits to find its run gone. (Not
+the newest: a run grows by every segment written, so its newest changes hands, while its oldest stays.)
+A process leaves a run only to a writer it saw at work: the run's oldest segment came while it wrote the
+table, and not DUTY_SECONDS ago. Runs it found when it began (a job's one write to a table) are anyone's.
+
 A merged segment records the segments it replaces in its Parquet metadata (``gluecat.replaces``), so a
 reader whose folded view already covers them swaps names instead of rebuilding.
 """
@@ -24,6 +30,8 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -55,8 +63,11 @@ as often."""
 BACKLOG = MAX_SEGMENTS // 2
 """Past this many segments a writer merges itself instead of leaving it to the background (a table at
 10M partitions holds up to about 40 in its tiers, and up to 31 small segments besides)."""
+DUTY_SECONDS = 1.0
+"""How long a process leaves a run it did not start to the process that did (see the docstring)."""
 IDLE_SECONDS = 2.0  # a store's merge thread ends after this long without work
 
+MET_KEPT = 1024  # row sets a process remembers writing (Merger.met): a server writes to thousands
 Order = Callable[[pa.Table], pa.Table]
 """How a compaction orders a row set's rows (e.g. by the typed keys of its first partition index)."""
 
@@ -108,9 +119,17 @@ def run_to_merge(store: Store, segments: tuple[str, ...]) -> tuple[str, ...]:
     return ()
 
 
-def merge(store: Store, key: Key, *, whole: bool, order: Order | None = None) -> bool:
+def merge(
+    store: Store,
+    key: Key,
+    *,
+    whole: bool,
+    order: Order | None = None,
+    may: Callable[[tuple[str, ...]], bool] | None = None,
+) -> bool:
     """Merge a row set's segments (all, or a run of MERGE_WIDTH of one size); False if there was
-    nothing to do or the segments changed under the merge. ``order`` orders a whole merge's rows.
+    nothing to do or the segments changed under the merge. ``order`` orders a whole merge's rows;
+    ``may`` says whether this process merges a run (all runs without).
 
     The merged file is written before the commit, so the commit itself is short; it puts the merged
     segment in the run's place, so other writers' segments added meanwhile stay newer than it.
@@ -120,7 +139,7 @@ def merge(store: Store, key: Key, *, whole: bool, order: Order | None = None) ->
     if len(segments) < 2:
         return False
     chosen = segments if whole else run_to_merge(store, segments)
-    if not chosen:
+    if not chosen or (may is not None and not may(chosen)):
         return False
     # Deletions in the run may cancel rows of older segments, so they are kept unless none is older.
     rows = merged_rows(store, chosen, keep_deletions=chosen[0] != segments[0])
@@ -167,6 +186,9 @@ class Merger:
         self._thread: threading.Thread | None = None
         self._busy = False
         self._stopping = False
+        self._met: OrderedDict[Key, tuple[frozenset[str], dict[str, float]]] = OrderedDict()
+        """Row sets this process writes (``on_duty``): the segments they held when it began, and the
+        oldest segments of runs it left to others, with when it first left each."""
 
     def after_write(self, key: Key) -> None:
         """Called after each write to a row set: merge what has gathered, on the merge thread unless the
@@ -177,7 +199,9 @@ class Merger:
         and a client that retries would apply the write twice."""
         try:
             segments = self.store.cached().table_segments(key)
-            if not run_to_merge(self.store, segments):
+            self.met(key, segments)
+            run = run_to_merge(self.store, segments)
+            if not run or not self.on_duty(key, run):
                 return
             if self.background and len(segments) <= BACKLOG:
                 self._submit(key)
@@ -192,10 +216,38 @@ class Merger:
         with self.lock:
             for _ in range(MAX_CASCADE):
                 segments = self.store.cached().table_segments(key)
-                if not run_to_merge(self.store, segments):
+                run = run_to_merge(self.store, segments)
+                if not run or not self.on_duty(key, run):
                     return
-                if not merge(self.store, key, whole=False):
+                if not merge(self.store, key, whole=False, may=lambda run: self.on_duty(key, run)):
                     return
+
+    def met(self, key: Key, segments: tuple[str, ...]) -> None:
+        """Called after each write to row set ``key``: the first time, ``segments`` are what it held
+        when this process began writing it."""
+        with self._cond:
+            if key in self._met:
+                self._met.move_to_end(key)
+                return
+            self._met[key] = (frozenset(segments), {})
+            while len(self._met) > MET_KEPT:
+                self._met.popitem(last=False)
+
+    def on_duty(self, key: Key, run: tuple[str, ...]) -> bool:
+        """Whether this process merges ``run`` of row set ``key`` (see the module's docstring)."""
+        if self.store.wrote(run[0]):
+            return True
+        now = time.monotonic()
+        with self._cond:
+            found = self._met.get(key)
+            if found is None or run[0] in found[0]:
+                return True
+            left = found[1]
+            since = left.setdefault(run[0], now)
+            if len(left) > MERGE_WIDTH:  # only the newest few runs can still be waiting
+                for oldest in list(left)[: len(left) - MERGE_WIDTH]:
+                    del left[oldest]
+            return now - since > DUTY_SECONDS
 
     def compact(self, key: Key, order: Order | None = None) -> bool:
         """Merge all of a row set's segments into one, its rows in ``order``; False if nothing changed."""
