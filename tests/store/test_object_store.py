@@ -186,6 +186,38 @@ def test_fsck_and_compaction_work_on_an_object_store(remote: tuple[str, Any]) ->
     assert not check(warehouse).damaged
 
 
+def test_a_look_at_a_log_that_others_keep_writing_reads_what_it_listed(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A process behind a busy table (just opened, or idle a while) reads the entries listed when its
+    look began; those published while it reads them wait for its next look. Chasing them instead, it
+    read for as long as the others kept writing: of eight writers of one table, those that started a
+    moment late never committed again."""
+    warehouse = use(monkeypatch, moto_bucket)
+    writer = make(warehouse)
+    reader = Catalog(warehouse, background_merges=False)
+    reader.table_version("db", "t")
+    for i in range(5):
+        writer.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": [str(i)]})
+    acknowledged = writer.table_version("db", "t")
+    real, published = reader.store.fs.read_many, []
+
+    def busy(rels: Any) -> Any:  # every read of the reader's is overtaken by another commit
+        if len(published) < 20:
+            published.append(len(published) + 5)
+            writer.create_partition(
+                DatabaseName="db", TableName="t", PartitionInput={"Values": [str(published[-1])]}
+            )
+        return real(rels)
+
+    monkeypatch.setattr(reader.store.fs, "read_many", busy)
+    assert reader.table_version("db", "t") == acknowledged
+    assert published == [5]
+    monkeypatch.setattr(reader.store.fs, "read_many", real)
+    assert reader.table_version("db", "t") == acknowledged + 1
+    assert values(reader) == [str(i) for i in range(6)]
+
+
 def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

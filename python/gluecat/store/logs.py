@@ -384,12 +384,17 @@ class Log:
         return self.resolve(decision)
 
     def _catch_up(self, state: LogState, upto: int | None = None) -> LogState:
-        """Apply every published entry after ``state`` (up to ``upto``); Stale past an expiry. Stops
-        before a marker the root has not decided (``pending``, when catching up to the end)."""
+        """Apply every published entry after ``state`` (up to ``upto``; without, up to the end as first
+        listed); Stale past an expiry. Stops before a marker the root has not decided (``pending``,
+        when catching up to the end)."""
         while upto is None or state.version < upto:
-            batch = self._next_entries(state.version, upto)
+            batch, listed = self._next_entries(state.version, upto)
             if not batch:
                 break
+            if upto is None:
+                # Entries listed later were published after this look began: chasing them, a process
+                # that fell behind a busy log would read on for as long as others kept writing it.
+                upto = listed
             for version, data in batch:
                 name = self.fs.uri(self.where.log_path(version))
                 entry = log.parse(data, name, version, state.link, self.where)
@@ -437,14 +442,15 @@ class Log:
                 self._state = applied
             return applied
 
-    def _next_entries(self, version: int, upto: int | None) -> list[tuple[int, bytes]]:
-        """The next published entries after ``version`` (up to ``upto``) as bytes: on an object store
-        all of them, listed once and read at once; on a disk, one."""
+    def _next_entries(self, version: int, upto: int | None) -> tuple[list[tuple[int, bytes]], int | None]:
+        """The next published entries after ``version`` (up to ``upto``) as bytes, and the newest version
+        listed (None where nothing was listed): on an object store up to 256 of them, listed once and
+        read at once; on a disk, one."""
         if not self.fs.listing_is_cheap:
             try:
-                return [(version + 1, self.fs.read_bytes(self.where.log_path(version + 1)))]
+                return [(version + 1, self.fs.read_bytes(self.where.log_path(version + 1)))], None
             except FileNotFoundError:
-                return []
+                return [], None
         names = self.fs.list_after(self.where.log_dir, f"{version:020d}.json")
         versions: list[int] = []
         for n in names:
@@ -460,7 +466,7 @@ class Log:
             if data is None:
                 break
             out.append((v, data))
-        return out
+        return out, versions[-1] if versions else None
 
     def _apply_entry(self, state: LogState, entry: log.Entry) -> LogState | None:
         timestamp = from_micros(entry.timestamp_us)
