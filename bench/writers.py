@@ -13,9 +13,10 @@
 - delta: the same-run peer, delta-rs (``deltalake``) appending one row per commit to a Delta table on
   the same S3 server through the same proxy: one writer and eight.
 
-Every writer is a process of its own, started together; each runs for ``--seconds`` after a warm-up
-and reports what it committed (the last column: how evenly the writers shared the commits). Ratios,
-not absolute rates, are what compare across machines.
+Every writer is a process of its own. They begin at one time, and each counts the commits it made in
+one window of ``--seconds`` after a warm-up, the same window for all: a writer that keeps losing counts
+what it made in it, however long its call goes on (the last column: how evenly the writers shared the
+commits). Ratios, not absolute rates, are what compare across machines.
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+import traceback
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,20 +42,13 @@ WARMUP = 1.0
 
 
 def worker(args: argparse.Namespace) -> None:
-    """One writer: commit until the deadline, then print what was committed (JSON)."""
+    """One writer: commit through the case's window, then print what was committed in it (JSON)."""
     from gluecat import Catalog
 
     glue = Catalog(args.warehouse)
-    table, batch, n, count = args.table, args.batch, 0, 0
-    deadline = None
-    started = time.monotonic()
-    cpu = time.process_time()
-    while True:
-        now = time.monotonic()
-        if deadline is None and now - started >= WARMUP:
-            deadline, count, cpu, begun = now + args.seconds, 0, time.process_time(), now
-        if deadline is not None and now >= deadline:
-            break
+    table, batch = args.table, args.batch
+
+    def commit(n: int) -> bool:
         values = [f"{args.name}-{n}-{i}" for i in range(batch)]
         if batch == 1:
             glue.create_partition(DatabaseName="db", TableName=table, PartitionInput={"Values": values})
@@ -60,60 +57,84 @@ def worker(args: argparse.Namespace) -> None:
                 DatabaseName="db", TableName=table, PartitionInputList=[{"Values": [v]} for v in values]
             )
             assert out["Errors"] == [], out["Errors"]
-        n += 1
-        count += 1
-    elapsed = time.monotonic() - begun
-    print(
-        json.dumps(
-            {
-                "commits": count,
-                "partitions": count * batch,
-                "seconds": elapsed,
-                "cpu": time.process_time() - cpu,
-            }
-        )
-    )
+        return True
+
+    timed(args, commit, batch)
 
 
 def delta_worker(args: argparse.Namespace) -> None:
-    """One delta-rs writer: append one row per commit until the deadline."""
+    """One delta-rs writer: append one row per commit through the case's window."""
     import pyarrow as pa
     from deltalake import DeltaTable, write_deltalake
 
     options = json.loads(args.options)
     # One table handle kept for the whole run, as gluecat's writers keep theirs: each commit then
     # reads only the log entries since the handle's version, not the whole table again.
-    target: Any = args.warehouse
-    with contextlib.suppress(Exception):  # no table yet: the first commit makes it
-        target = DeltaTable(args.warehouse, storage_options=options)
-    count, failed, started, deadline, begun = 0, 0, time.monotonic(), None, 0.0
-    cpu = time.process_time()
-    while True:
-        now = time.monotonic()
-        if deadline is None and now - started >= WARMUP:
-            deadline, count, failed, cpu, begun = now + args.seconds, 0, 0, time.process_time(), now
-        if deadline is not None and now >= deadline:
-            break
+    target: list[Any] = [args.warehouse]
+
+    def commit(n: int) -> bool:
+        if not isinstance(target[0], DeltaTable):
+            with contextlib.suppress(Exception):  # no table yet: the first commit makes it
+                target[0] = DeltaTable(args.warehouse, storage_options=options)
         try:
             write_deltalake(
-                target,
-                pa.table({"w": [args.name], "n": [count]}),
+                target[0],
+                pa.table({"w": [args.name], "n": [n]}),
                 mode="append",
-                storage_options=None if isinstance(target, DeltaTable) else options,
+                storage_options=None if isinstance(target[0], DeltaTable) else options,
             )
         except Exception as e:  # delta-rs gives up after 15 lost races: counted, not fatal
             if "Failed to commit" not in str(e):
                 raise
-            failed += 1
-            continue
-        count += 1
-    elapsed, used = time.monotonic() - begun, time.process_time() - cpu
-    print(json.dumps({"commits": count, "failed": failed, "seconds": elapsed, "cpu": used}))
+            return False
+        return True
+
+    if args.seconds == 0:  # the table's first commit, before the writers race
+        commit(0)
+        return
+    timed(args, commit, 1)
+
+
+def timed(args: argparse.Namespace, commit: Callable[[int], bool], batch: int) -> None:
+    """Call ``commit`` (with the call's number; False: it gave up) over and over from ``args.start``, a
+    time shared by every writer of the case, and count the calls that end in the window after the
+    warm-up. At the window's end print the counts (JSON) and exit, whatever call is still under way: a
+    writer that keeps losing counts nothing, instead of reporting a window of its own, after the others
+    have finished."""
+    opens, closes = args.start + WARMUP, args.start + WARMUP + args.seconds
+    counts = {"commits": 0, "failed": 0}
+    failures: list[str] = []
+
+    def loop() -> None:
+        n = 0
+        try:
+            while True:
+                landed = commit(n)
+                n += 1
+                if opens <= time.time() < closes:
+                    counts["commits" if landed else "failed"] += 1
+        except BaseException:
+            failures.append(traceback.format_exc())
+
+    time.sleep(max(0.0, args.start - time.time()))
+    threading.Thread(target=loop, daemon=True).start()
+    time.sleep(max(0.0, opens - time.time()))
+    cpu = time.process_time()
+    time.sleep(max(0.0, closes - time.time()))
+    result = {**counts, "partitions": counts["commits"] * batch, "seconds": args.seconds}
+    print(json.dumps({**result, "cpu": time.process_time() - cpu}), flush=True)
+    if failures:
+        print(failures[0], file=sys.stderr, flush=True)
+    os._exit(1 if failures else 0)
 
 
 def run_writers(commands: list[list[str]], env: dict[str, str]) -> list[dict[str, Any]]:
+    # Time for every writer to start Python and import what it needs (they share the machine's cores).
+    start = str(time.time() + 1.0 + 0.5 * len(commands))
     procs = [
-        subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        subprocess.Popen(
+            [*c, "--start", start], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+        )
         for c in commands
     ]
     out = []
@@ -309,11 +330,13 @@ def main() -> None:
     w.add_argument("--name", required=True)
     w.add_argument("--batch", type=int, default=100)
     w.add_argument("--seconds", type=float, default=8)
+    w.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
     d = sub.add_parser("delta")
     d.add_argument("--warehouse", required=True)
     d.add_argument("--name", required=True)
     d.add_argument("--seconds", type=float, default=8)
     d.add_argument("--options", required=True)
+    d.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
     parser.add_argument("--seconds", type=float, default=8)
     parser.add_argument("--only", choices=["local", "s3", "delta"])
     parser.add_argument("--latency", type=float, default=0.02)
