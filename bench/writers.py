@@ -10,6 +10,8 @@
   cores, not the design, set the limit). Each commit adds one partition (CreatePartition). One writer;
   eight writers on eight tables; eight on one table. Commits a second, the ratio to one writer, and
   object-store requests per commit (counted by the proxy).
+- Both also run their one-table case as threads of one process (a catalog server's writers): those share
+  a commit when they write at once (the in-process group commit), which processes cannot.
 - delta: the same-run peer, delta-rs (``deltalake``) appending one row per commit to a Delta table on
   the same S3 server through the same proxy: one writer and eight.
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import json
 import os
 import subprocess
@@ -59,7 +62,7 @@ def worker(args: argparse.Namespace) -> None:
             assert out["Errors"] == [], out["Errors"]
         return True
 
-    timed(args, commit, batch)
+    timed(args, commit, batch, args.threads)
 
 
 def delta_worker(args: argparse.Namespace) -> None:
@@ -95,34 +98,35 @@ def delta_worker(args: argparse.Namespace) -> None:
     timed(args, commit, 1)
 
 
-def timed(args: argparse.Namespace, commit: Callable[[int], bool], batch: int) -> None:
-    """Call ``commit`` (with the call's number; False: it gave up) over and over from ``args.start``, a
-    time shared by every writer of the case, and count the calls that end in the window after the
-    warm-up. At the window's end print the counts (JSON) and exit, whatever call is still under way: a
-    writer that keeps losing counts nothing, instead of reporting a window of its own, after the others
-    have finished."""
+def timed(args: argparse.Namespace, commit: Callable[[int], bool], batch: int, threads: int = 1) -> None:
+    """Call ``commit`` (with the call's number; False: it gave up) over and over, on each of ``threads``
+    threads, from ``args.start``, a time shared by every writer of the case, and count the calls that
+    end in the window after the warm-up. At the window's end print the counts (JSON; ``each``: every
+    thread's commits) and exit, whatever call is still under way: a writer that keeps losing counts
+    nothing, instead of reporting a window of its own, after the others have finished."""
     opens, closes = args.start + WARMUP, args.start + WARMUP + args.seconds
-    counts = {"commits": 0, "failed": 0}
+    each, failed = [0] * threads, [0] * threads
+    numbers = itertools.count()
     failures: list[str] = []
 
-    def loop() -> None:
-        n = 0
+    def loop(thread: int) -> None:
         try:
             while True:
-                landed = commit(n)
-                n += 1
+                landed = commit(next(numbers))
                 if opens <= time.time() < closes:
-                    counts["commits" if landed else "failed"] += 1
+                    (each if landed else failed)[thread] += 1
         except BaseException:
             failures.append(traceback.format_exc())
 
     time.sleep(max(0.0, args.start - time.time()))
-    threading.Thread(target=loop, daemon=True).start()
+    for thread in range(threads):
+        threading.Thread(target=loop, args=(thread,), daemon=True).start()
     time.sleep(max(0.0, opens - time.time()))
     cpu = time.process_time()
     time.sleep(max(0.0, closes - time.time()))
-    result = {**counts, "partitions": counts["commits"] * batch, "seconds": args.seconds}
-    print(json.dumps({**result, "cpu": time.process_time() - cpu}), flush=True)
+    commits = sum(each)
+    result = {"commits": commits, "failed": sum(failed), "each": each, "partitions": commits * batch}
+    print(json.dumps({**result, "seconds": args.seconds, "cpu": time.process_time() - cpu}), flush=True)
     if failures:
         print(failures[0], file=sys.stderr, flush=True)
     os._exit(1 if failures else 0)
@@ -166,6 +170,7 @@ def case(
     seconds: float,
     env: dict[str, str],
     prepared: Any = None,
+    threads: int = 1,
 ) -> dict[str, float]:
     prepare(warehouse, tables, env)
     if prepared is not None:
@@ -185,6 +190,8 @@ def case(
             str(batch),
             "--seconds",
             str(seconds),
+            "--threads",
+            str(threads),
         ]
         for w in range(writers)
     ]
@@ -194,8 +201,8 @@ def case(
         "partitions/s": sum(g["partitions"] / g["seconds"] for g in got),
         "cpu ms/commit": 1000 * sum(g["cpu"] for g in got) / max(1, sum(g["commits"] for g in got)),
         "commits": sum(g["commits"] for g in got),
-        "fewest": min(g["commits"] for g in got),
-        "most": max(g["commits"] for g in got),
+        "fewest": min(n for g in got for n in g["each"]),
+        "most": max(n for g in got for n in g["each"]),
     }
 
 
@@ -222,12 +229,14 @@ def local(seconds: float) -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, writers, tables in (
-            ("1 writer, 1 table", 1, 1),
-            ("2 writers, 2 tables", 2, 2),
-            ("2 writers, 1 table", 2, 1),
+        for name, writers, tables, threads in (
+            ("1 writer, 1 table", 1, 1, 1),
+            ("2 writers, 2 tables", 2, 2, 1),
+            ("2 writers, 1 table", 2, 1, 1),
+            ("2 threads of one process, 1 table", 1, 1, 2),
         ):
-            rows.append((name, case(f"{tmp}/{len(rows)}", writers, tables, 100, seconds, env)))
+            warehouse = f"{tmp}/{len(rows)}"
+            rows.append((name, case(warehouse, writers, tables, 100, seconds, env, threads=threads)))
     table("local folder, fsync on, BatchCreatePartition of 100", rows, "partitions/s")
 
 
@@ -240,14 +249,16 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
     with servers.versitygw() as server, start_proxy(server.endpoint, style="s3", latency=latency) as proxy:
         if gluecat:
             rows = []
-            for name, writers, tables in (
-                ("1 writer, 1 table", 1, 1),
-                ("8 writers, 8 tables", 8, 8),
-                ("8 writers, 1 table", 8, 1),
+            for name, writers, tables, threads in (
+                ("1 writer, 1 table", 1, 1, 1),
+                ("8 writers, 8 tables", 8, 8, 1),
+                ("8 writers, 1 table", 8, 1, 1),
+                ("8 threads of one process, 1 table", 1, 1, 8),
             ):
                 bucket = server.new_bucket().through(proxy.endpoint)
                 env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
-                result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env, proxy.reset)
+                warehouse = f"{bucket.url}/wh"
+                result = case(warehouse, writers, tables, 1, seconds, env, proxy.reset, threads)
                 result["requests/commit"] = proxy.total() / max(1, result["commits"])
                 rows.append((name, result))
             table(
@@ -330,6 +341,7 @@ def main() -> None:
     w.add_argument("--name", required=True)
     w.add_argument("--batch", type=int, default=100)
     w.add_argument("--seconds", type=float, default=8)
+    w.add_argument("--threads", type=int, default=1, help="writers in this process, one a thread")
     w.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
     d = sub.add_parser("delta")
     d.add_argument("--warehouse", required=True)
