@@ -81,7 +81,7 @@ FOOTERS_KEPT = 16_384
 footer of would otherwise stay for the process's life (a server writes one per commit, over thousands of
 tables). Far more than the live segments of the tables being merged; a footer pushed out is read again."""
 OWN_KEPT = 4096
-"""Segments this process remembers writing: a table's runs are merged by the writer of their newest
+"""Segments this process remembers writing: a table's runs are merged by the writer of their oldest
 segment (catalog/rows/merging.py), and a run is at most MAX_RUN segments of the newest few hundred."""
 FENCE_AFTER = 5.0
 """How long a table's writer waits for the root to decide a marker at the end of the table's log before
