@@ -181,6 +181,30 @@ def test_a_writer_that_lost_to_the_same_partition_builds_again_and_answers_as_gl
     assert values(Catalog(warehouse), "a") == ["new", "same"]
 
 
+def test_a_writer_that_loses_every_race_gives_up_at_its_deadline_and_commits_nothing(
+    warehouse: str, monkeypatch
+) -> None:
+    """However many attempts it has left: a client would time out long before they ran out."""
+    glue = catalog(warehouse)
+    glue.store.max_attempts = 10**6
+    glue.store.commit_seconds = 0.3
+    other = Catalog(warehouse, background_merges=False)
+    where = glue.store.table_log(("db", "a"))
+    real, theirs = where.publish, []
+
+    def always_overtaken(*args: Any, **kwargs: Any) -> bool:
+        theirs.append(f"theirs-{len(theirs)}")
+        add(other, "a", theirs[-1])  # takes the version first, every time
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(where, "publish", always_overtaken)
+    with pytest.raises(glue.exceptions.OperationTimeoutException, match="0.3 s"):
+        add(glue, "a", "mine")
+    monkeypatch.undo()
+    assert len(theirs) > 1
+    assert values(Catalog(warehouse), "a") == sorted(theirs)
+
+
 def test_a_marker_whose_root_entry_never_comes_counts_for_nothing_and_is_fenced(
     warehouse: str, monkeypatch
 ) -> None:

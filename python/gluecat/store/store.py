@@ -137,10 +137,15 @@ class Store:
         filesystem: pafs.FileSystem | None = None,
         checkpoint_interval: int = 100,
         max_attempts: int = 200,
+        commit_seconds: float = 30.0,
     ) -> None:
         self.fs = WarehouseFS.open(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
+        self.commit_seconds = commit_seconds
+        """How long a table's commit goes on losing races before it gives up: its attempts alone (up to
+        ``max_attempts`` builds of ``max_attempts`` publications each) would take half an hour on S3,
+        and clients time out long before (botocore after 60 s)."""
         self._root_commit_lock = threading.RLock()  # a failed root commit fences while it holds it
         self._table_commit_locks: dict[Key, _Turn] = {}
         """The turn of each table a commit of this process is under way or waiting for."""
@@ -551,8 +556,14 @@ class Store:
     def _commit_to_table(self, operation: str, build: Build[T], table: Key) -> tuple[T, int]:
         where = self.table_log(table)
         commit_id = uuid.uuid4().hex
+        deadline = time.monotonic() + self.commit_seconds
         with self._table_turn(table):
             for attempt in range(self.max_attempts):
+                if attempt and time.monotonic() > deadline:
+                    raise OperationTimeoutException(
+                        f"{operation}: gave up after {self.commit_seconds:g} s of lost races against "
+                        "concurrent writers of the table; nothing was committed"
+                    )
                 # A listing is a round trip on an object store: a first attempt builds on what this
                 # process saw just now, since a log that moved on refuses its publication. What it
                 # answers without publishing (an error, nothing to do) is checked against the log.
@@ -584,7 +595,9 @@ class Store:
                         raise AssertionError(
                             f"a commit to the log of {list(table)} changes {kind} {list(key)}"
                         )
-                published = self._publish_to_table(operation, where, table, state, changes, commit_id)
+                published = self._publish_to_table(
+                    operation, where, table, state, changes, commit_id, deadline
+                )
                 if published is not None:
                     return result, published.version
                 time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
@@ -593,10 +606,18 @@ class Store:
         )
 
     def _publish_to_table(
-        self, operation: str, where: Log, table: Key, base: LogState, changes: Changes, commit_id: str
+        self,
+        operation: str,
+        where: Log,
+        table: Key,
+        base: LogState,
+        changes: Changes,
+        commit_id: str,
+        deadline: float,
     ) -> LogState | None:
         """Publish a table's commit after ``base``; on a lost race, again after the entries it lost to
-        as long as they changed nothing it read. The new state, or None to build it again."""
+        as long as they changed nothing it read (and ``deadline`` has not passed). The new state, or
+        None to build it again."""
         written = _Written()
         version = base.version + 1
         try:
@@ -635,6 +656,8 @@ class Store:
                 why = self._conflict(where, table, base, newer, changes.reads) or _misfit(newer, written)
                 if why is not None:
                     logger.debug("%s on %s: built again (%s)", operation, list(table), why)
+                    break
+                if time.monotonic() > deadline:
                     break
                 # Nothing it read changed: the same commit, after what won.
                 base, version = newer, newer.version + 1
