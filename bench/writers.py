@@ -10,6 +10,8 @@
   cores, not the design, set the limit). Each commit adds one partition (CreatePartition). One writer;
   eight writers on eight tables; eight on one table. Commits a second, the ratio to one writer, and
   object-store requests per commit (counted by the proxy).
+- s3 also runs boto3 clients, each a process of its own, of one ``gluecat serve`` on the S3 warehouse
+  (one client; eight), creating partitions in one table.
 - Both also run their one-table case as threads of one process (a catalog server's writers): those share
   a commit when they write at once (the in-process group commit), which processes cannot.
 - delta: the same-run peer, delta-rs (``deltalake``) appending one row per commit to a Delta table on
@@ -63,6 +65,26 @@ def worker(args: argparse.Namespace) -> None:
         return True
 
     timed(args, commit, batch, args.threads)
+
+
+def client_worker(args: argparse.Namespace) -> None:
+    """One boto3 client of a `gluecat serve`: create a partition per call through the case's window."""
+    import boto3
+
+    glue = boto3.client(
+        "glue",
+        endpoint_url=args.endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=args.key_id,
+        aws_secret_access_key=args.secret,
+    )
+
+    def commit(n: int) -> bool:
+        values = [f"{args.name}-{n}"]
+        glue.create_partition(DatabaseName="db", TableName="t0", PartitionInput={"Values": values})
+        return True
+
+    timed(args, commit, 1)
 
 
 def delta_worker(args: argparse.Namespace) -> None:
@@ -216,7 +238,8 @@ def table(
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for name, r in rows:
-        line = f"| {name} | {r[measure]:,.0f} | {r[measure] / base:.2f}x | {r['cpu ms/commit']:.1f} |"
+        cpu = r["cpu ms/commit"]
+        line = f"| {name} | {r[measure]:,.0f} | {r[measure] / base:.2f}x | {'—' if cpu != cpu else f'{cpu:.1f}'} |"
         if extra:
             line += f" {r.get(extra, float('nan')):.2f} |"
         line += f" {r['fewest']:,.0f}-{r['most']:,.0f} |" if "fewest" in r else " |"
@@ -267,6 +290,7 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
                 "commits/s",
                 "requests/commit",
             )
+            served(server, proxy, seconds)
         if delta:
             rows = []
             for name, writers in (("1 writer", 1), ("8 writers", 8)):
@@ -319,6 +343,78 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
             )
 
 
+def served(server: Any, proxy: Any, seconds: float) -> None:
+    """Clients of one `gluecat serve` on the S3 warehouse, each a process of its own with boto3: the
+    server's threads share a commit when they write the table at once."""
+    from tests.object_stores.servers import free_port
+
+    from gluecat.aws import keys
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        users = Path(tmp) / "users.json"
+        key_id, secret = keys.add(users, "writer")
+        for name, clients in (("1 client", 1), ("8 clients", 8)):
+            bucket = server.new_bucket().through(proxy.endpoint)
+            env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
+            warehouse = f"{bucket.url}/wh"
+            prepare(warehouse, 1, env)
+            port = free_port()
+            command = [sys.executable, "-m", "gluecat", "serve", "-w", warehouse, "--users", str(users)]
+            serving = subprocess.Popen(
+                [*command, "--port", str(port), "--insecure-http"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            try:
+                wait_for_port(port)
+                proxy.reset()
+                endpoint = f"http://127.0.0.1:{port}"
+                client = [sys.executable, __file__, "client", "--endpoint", endpoint, "--key-id", key_id]
+                got = run_writers(
+                    [
+                        [*client, "--secret", secret, "--name", f"c{c}", "--seconds", str(seconds)]
+                        for c in range(clients)
+                    ],
+                    env,
+                )
+            finally:
+                serving.terminate()
+                serving.wait(timeout=60)
+            commits = sum(g["commits"] for g in got)
+            rows.append(
+                (
+                    name,
+                    {
+                        "commits/s": commits / seconds,
+                        "cpu ms/commit": float("nan"),  # the clients' CPU, not the server's: not shown (—)
+                        "requests/commit": proxy.total() / max(1, commits),
+                        "fewest": min(g["commits"] for g in got),
+                        "most": max(g["commits"] for g in got),
+                    },
+                )
+            )
+    table(
+        "boto3 clients of one gluecat serve on the same S3 through the same proxy, CreatePartition on one table",
+        rows,
+        "commits/s",
+        "requests/commit",
+    )
+
+
+def wait_for_port(port: int) -> None:
+    import socket
+
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.1)
+    raise SystemExit(f"no server on port {port}")
+
+
 def delta_options(bucket: Any) -> dict[str, str]:
     env = bucket.env
     return {
@@ -343,6 +439,13 @@ def main() -> None:
     w.add_argument("--seconds", type=float, default=8)
     w.add_argument("--threads", type=int, default=1, help="writers in this process, one a thread")
     w.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
+    c = sub.add_parser("client")
+    c.add_argument("--endpoint", required=True)
+    c.add_argument("--key-id", required=True)
+    c.add_argument("--secret", required=True)
+    c.add_argument("--name", required=True)
+    c.add_argument("--seconds", type=float, default=8)
+    c.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
     d = sub.add_parser("delta")
     d.add_argument("--warehouse", required=True)
     d.add_argument("--name", required=True)
@@ -357,6 +460,8 @@ def main() -> None:
         worker(args)
     elif args.command == "delta":
         delta_worker(args)
+    elif args.command == "client":
+        client_worker(args)
     else:
         if args.only in (None, "local"):
             local(args.seconds)
