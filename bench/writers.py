@@ -346,7 +346,7 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
 def served(server: Any, proxy: Any, seconds: float) -> None:
     """Clients of one `gluecat serve` on the S3 warehouse, each a process of its own with boto3: the
     server's threads share a commit when they write the table at once."""
-    from tests.object_stores.servers import free_port
+    from tests.object_stores.servers import free_port, process
 
     from gluecat.aws import keys
 
@@ -361,14 +361,7 @@ def served(server: Any, proxy: Any, seconds: float) -> None:
             prepare(warehouse, 1, env)
             port = free_port()
             command = [sys.executable, "-m", "gluecat", "serve", "-w", warehouse, "--users", str(users)]
-            serving = subprocess.Popen(
-                [*command, "--port", str(port), "--insecure-http"],
-                env=env,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-            )
-            try:
-                wait_for_port(port)
+            with process([*command, "--port", str(port), "--insecure-http"], port, "serve", Path(tmp), env):
                 proxy.reset()
                 endpoint = f"http://127.0.0.1:{port}"
                 client = [sys.executable, __file__, "client", "--endpoint", endpoint, "--key-id", key_id]
@@ -379,9 +372,6 @@ def served(server: Any, proxy: Any, seconds: float) -> None:
                     ],
                     env,
                 )
-            finally:
-                serving.terminate()
-                serving.wait(timeout=60)
             commits = sum(g["commits"] for g in got)
             rows.append(
                 (
@@ -401,18 +391,6 @@ def served(server: Any, proxy: Any, seconds: float) -> None:
         "commits/s",
         "requests/commit",
     )
-
-
-def wait_for_port(port: int) -> None:
-    import socket
-
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.1)
-    raise SystemExit(f"no server on port {port}")
 
 
 def delta_options(bucket: Any) -> dict[str, str]:

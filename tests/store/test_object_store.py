@@ -299,54 +299,24 @@ def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request
 ) -> None:
     """Two `gluecat serve` processes, stateless but for caches, on one S3 warehouse (as behind a load
     balancer): a write through one is read through the other at the next request."""
-    import socket
-    import time
+    import contextlib
 
     import boto3
 
     from tests.aws_wire import make_credentials
-    from tests.object_stores.servers import free_port
+    from tests.object_stores.servers import free_port, process
 
     warehouse = use(monkeypatch, moto_bucket)
     make(warehouse)
     credentials = make_credentials(tmp_path)
     users_file, key_id, secret = credentials.users_file, credentials.key_id, credentials.secret
     ports = [free_port(), free_port()]
-
-    def wait_for_port(port: int) -> None:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    return
-            time.sleep(0.1)
-        raise AssertionError(f"no server on port {port}")
-
     env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
-    servers = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "gluecat",
-                "serve",
-                "-w",
-                warehouse,
-                "--users",
-                str(users_file),
-                "--port",
-                str(port),
-                "--insecure-http",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for port in ports
-    ]
-    try:
+    serve = [sys.executable, "-m", "gluecat", "serve", "-w", warehouse, "--users", str(users_file)]
+    with contextlib.ExitStack() as servers:
         for port in ports:
-            wait_for_port(port)
+            command = [*serve, "--port", str(port), "--insecure-http"]
+            servers.enter_context(process(command, port, f"serve-{port}", tmp_path, env))
         clients = [
             boto3.client(
                 "glue",
@@ -372,10 +342,6 @@ def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request
                 },
             )
             assert writer.get_table(DatabaseName="db", Name="t")["Table"]["Description"] == f"v{i}"
-    finally:
-        for s in servers:
-            s.terminate()
-            s.wait(timeout=30)
 
 
 def test_an_object_store_warehouse_is_configured_as_botocore_configures_s3(
