@@ -8,15 +8,19 @@ takes (fake-gcs-server answers it 400, fsouza/fake-gcs-server#331); see docs/sto
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import obstore
 import pytest
 
 import gluecat
@@ -218,6 +222,55 @@ def test_a_look_at_a_log_that_others_keep_writing_reads_what_it_listed(
     assert values(reader) == [str(i) for i in range(6)]
 
 
+def test_writers_of_one_table_committing_back_to_back_take_turns(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an object store the writer that has won a version publishes its next a round trip later, and
+    a loser needs two (it reads what won first): a process committing back to back took every version,
+    and a second writer of the table waited until it gave up. Now a winner that knows another writer
+    waits lets it have the next version (gluecat/store/turns.py), and the two alternate."""
+    _, bucket = proxied(moto_bucket, latency=0.01)
+    warehouse = use(monkeypatch, bucket)
+    make(warehouse)
+    began = time.monotonic()
+    second_begins, ends = began + 1.0, began + 5.0
+    made: dict[str, list[tuple[float, str]]] = {"first": [], "second": []}
+    errors: list[BaseException] = []
+
+    def write(name: str, start: float) -> None:
+        time.sleep(max(0.0, start - time.monotonic()))
+        glue = Catalog(warehouse, background_merges=False)
+        try:
+            for n in itertools.count():
+                if time.monotonic() >= ends:
+                    return
+                value = f"{name}-{n}"
+                glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": [value]})
+                made[name].append((time.monotonic(), value))
+        except BaseException as e:
+            errors.append(e)
+
+    writers = [
+        threading.Thread(target=write, args=("first", began)),
+        threading.Thread(target=write, args=("second", second_begins)),
+    ]
+    for w in writers:
+        w.start()
+    for w in writers:
+        w.join()
+    assert errors == []
+    first_meanwhile = sum(1 for at, _ in made["first"] if at > second_begins)
+    # Half of them once they alternate; the second waits for its first turn for up to half a second.
+    assert len(made["second"]) >= 0.25 * (first_meanwhile + len(made["second"])), (
+        first_meanwhile,
+        len(made["second"]),
+    )
+    assert values(Catalog(warehouse)) == sorted(v for m in made.values() for _, v in m)
+    listed = obstore.list(moto_bucket.store(), "warehouse/_gluecat/tables/").collect()
+    assert any(o["path"].endswith("/waiting") for o in listed)  # the second writer's note
+    assert check(warehouse).findings == []  # which is no part of the log
+
+
 def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -366,7 +419,6 @@ def test_an_object_store_warehouse_is_configured_as_botocore_configures_s3(
     warehouse = f"{moto_bucket.url}/configured"
     make(warehouse)
     assert Catalog(warehouse).get_table(DatabaseName="db", Name="t")["Table"]["Name"] == "t"
-    import obstore
 
     assert obstore.list(moto_bucket.store(), "configured/").collect()  # there, where the profile says
     monkeypatch.setenv("AWS_PROFILE", "nosuch")

@@ -104,6 +104,9 @@ class WarehouseFS:
     fsync: bool = True
     parallelism: int = 1
     """How many reads are worth making at once (object stores: many; local disks: one)."""
+    takes_turns: bool = False
+    """Writers of a busy log, on any machine, offer each other turns (gluecat/store/turns.py): an
+    object store's. A local disk's queue on their machine instead (``queued``)."""
 
     def uri(self, rel: str) -> str:
         """A fully qualified name of a file, for messages."""

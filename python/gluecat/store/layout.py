@@ -46,6 +46,12 @@ class LogLayout:
             return f"{self.checkpoint_dir}/{version:020d}.parquet"
         return f"{self.checkpoint_dir}/{version:020d}.{checksum}.parquet"
 
+    @property
+    def note_path(self) -> str:
+        """Where a writer that lost a race to the log leaves a note that it waits (gluecat/store/turns.py):
+        new content each time, read by the writers that keep winning; no part of the log's content."""
+        return f"{self.base}/waiting"
+
     def inline_segment_path(self, version: int, n: int) -> str:
         return f"{self.log_path(version)}#{n}"
 

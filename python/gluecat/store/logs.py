@@ -33,6 +33,7 @@ from gluecat.store import codec, files, layout, log, placement
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.snapshot import Key, Link, LogState, Raw, apply, empty
+from gluecat.store.turns import Turns
 
 GENESIS_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 Resolve = Callable[[log.Decision], tuple[bool | None, datetime | None]]
@@ -158,6 +159,8 @@ class Log:
         self._old_states_lock = threading.Lock()
         self._looked = 0.0
         """When this process last looked for others' entries, or published one (time.monotonic)."""
+        self.turns = Turns()
+        """This process's knowledge of the log's other writers, for taking turns on an object store."""
         self._state = self._open()
 
     def __repr__(self) -> str:
@@ -413,11 +416,22 @@ class Log:
                 state = applied
         return state
 
+    def peek(self) -> bool:
+        """Whether another process has published the version after the newest this process knows of,
+        read directly (one request) and applied if so (Turns.wait)."""
+        self._looked = time.monotonic()
+        return self._take_next(self._state, missing_ok=True) is not None
+
     def taken(self, state: LogState) -> LogState:
         """``state`` with the entry that took its next version applied, read directly (one GET: a lost
         publication says it is there, so no listing is needed to find it); the rest of the log is left
         to the next lost publication or look. ``state`` itself if that entry is a marker the root has
         not decided (``pending``)."""
+        found = self._take_next(state, missing_ok=False)
+        assert found is not None
+        return found
+
+    def _take_next(self, state: LogState, *, missing_ok: bool) -> LogState | None:
         version = state.version + 1
         with self._refresh_lock:
             if self._state.version > state.version and self._state.version == version:
@@ -430,6 +444,8 @@ class Log:
                 try:
                     data = self.fs.read_bytes(name)
                 except FileNotFoundError:
+                    if missing_ok:
+                        return None
                     return self._refresh(state)  # an expiry's stub is being written in its place
                 entry = log.parse(data, self.fs.uri(name), version, state.link, self.where)
                 self.keep(entry)
@@ -786,11 +802,47 @@ class Log:
             return self._outcome(name, version, commit_id, e)
         return self._outcome(name, version, commit_id, None)
 
+    def _read_ahead(self, version: int) -> bytes:
+        """Entry ``version``'s bytes, that took this process's publication, read at once with the next
+        ``turns.ahead`` versions (kept, for ``caught_up``): on an object store a process committing
+        back to back publishes one a round trip, so a loser that read only the one it lost to would
+        publish behind it again and again (gluecat/store/turns.py)."""
+        last = version + self.turns.ahead
+        found = self.fs.read_many([self.where.log_path(v) for v in range(version, last + 1)])
+        if found[0] is None:
+            raise FileNotFoundError(self.where.log_path(version))
+        kept = 0
+        for v, data in enumerate(found[1:], version + 1):
+            if data is None:
+                break
+            try:
+                self.keep(log.parse(data, self.fs.uri(self.where.log_path(v)), v, where=self.where))
+            except StorageError:
+                break  # read again, and reported, where it is needed
+            kept += 1
+        self.turns.read_ahead(kept)
+        return found[0]
+
+    def caught_up(self, state: LogState) -> LogState:
+        """``state`` with the entries after it that this process has read already applied (no request):
+        after a lost race, those read ahead (``_read_ahead``)."""
+        while (kept := self._kept(state.version + 1)) is not None and (
+            not state.link.chain or kept.prev == state.link.chain
+        ):
+            newer = self.taken(state)
+            if newer.version == state.version:
+                break  # a marker the root has not decided
+            state = newer
+        return state
+
     def _outcome(self, name: str, version: int, commit_id: str, error: OSError | None) -> bool:
         # The create may or may not have happened: look, never guess.
-        for _ in range(10):
+        for attempt in range(10):
             try:
-                data = self.fs.read_bytes(name)
+                if attempt == 0 and error is None and self.fs.takes_turns:
+                    data = self._read_ahead(version)
+                else:
+                    data = self.fs.read_bytes(name)
             except FileNotFoundError as e:
                 if error is None:
                     continue  # taken, then gone: an expiry's stub is being written; look again

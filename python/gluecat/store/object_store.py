@@ -50,6 +50,7 @@ class ObjectStoreFS(WarehouseFS):
 
     listing_is_cheap = True
     parallelism = 16
+    takes_turns = True
 
     def __init__(self, store: Any, scheme: str, bucket: str, prefix: str) -> None:
         self.store = store

@@ -152,6 +152,7 @@ class Store:
         self._tables: OrderedDict[Key, Log] = OrderedDict()
         """The tables' logs open in this process, the least recently used first (TABLE_LOGS_KEPT)."""
         self._tables_lock = threading.Lock()
+        self._background_pool: ThreadPoolExecutor | None = None
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
         self._segment_cache_rows = 0
@@ -170,6 +171,8 @@ class Store:
         return self.root.secret
 
     def close(self) -> None:
+        if self._background_pool is not None:
+            self._background_pool.shutdown(cancel_futures=True)
         self.fs.close()
 
     # -- the logs ------------------------------------------------------------------------------
@@ -564,6 +567,8 @@ class Store:
                         f"{operation}: gave up after {self.commit_seconds:g} s of lost races against "
                         "concurrent writers of the table; nothing was committed"
                     )
+                if attempt == 0 and self.fs.takes_turns:
+                    self._offer_turn(where)
                 # A listing is a round trip on an object store: a first attempt builds on what this
                 # process saw just now, since a log that moved on refuses its publication. What it
                 # answers without publishing (an error, nothing to do) is checked against the log.
@@ -639,6 +644,9 @@ class Store:
                     prev=base.link.chain,
                 )
                 data, chain = log.encode(entry)
+                if self.fs.takes_turns and where.turns.check_due():
+                    where.turns.reading(self._background().submit(self._read_note, where))
+                started = time.monotonic()
                 try:
                     published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
                         version, data, commit_id, queued=queued
@@ -646,11 +654,13 @@ class Store:
                 except StorageError:
                     self._discard(written)
                     raise
+                if self.fs.takes_turns:
+                    self._took_turn(where, time.monotonic() - started, published)
                 if published:
                     return self._landed(where, base, entry, chain, written, timestamp)
                 if changes.reads is None:
                     break
-                newer = where.taken(base)  # what took the version: read directly, not listed
+                newer = where.caught_up(where.taken(base))  # what took the version: read directly
                 if newer.version == base.version:
                     newer = self._settled(where)  # a marker waiting for the root
                 why = self._conflict(where, table, base, newer, changes.reads) or _misfit(newer, written)
@@ -661,9 +671,48 @@ class Store:
                     break
                 # Nothing it read changed: the same commit, after what won.
                 base, version = newer, newer.version + 1
+                if self.fs.takes_turns:
+                    time.sleep(where.turns.backoff())
                 _renumber(written, where.where, version)
         self._discard(written)
         return None
+
+    def _offer_turn(self, where: Log) -> None:
+        """Before a table's commit builds: if writers of other processes wait for the log and this one
+        won the last version, give them time to publish the next, and build after theirs (turns.py)."""
+        wait = where.turns.wait()
+        if wait:
+            time.sleep(wait)
+            started = time.monotonic()
+            found = where.peek()
+            where.turns.looked(found, time.monotonic() - started)
+
+    def _took_turn(self, where: Log, seconds: float, won: bool) -> None:
+        """After a publication to a table's log: its time, and on a lost race a note that this process
+        waits (turns.py), left while it reads what won."""
+        where.turns.published(seconds, won)
+        note = None if won else where.turns.note_due()
+        if note is not None:
+            self._background().submit(self._leave_note, where, note)
+
+    def _read_note(self, where: Log) -> bytes | None:
+        try:
+            return self.fs.read_bytes(where.where.note_path)
+        except FileNotFoundError:
+            return None
+
+    def _leave_note(self, where: Log, note: bytes) -> None:
+        try:
+            self.fs.replace(where.where.note_path, note)
+        except OSError as e:  # only a hint: the writer goes on losing until one lands
+            logger.debug("the note of %r not left: %s", where, e)
+
+    def _background(self) -> ThreadPoolExecutor:
+        """Threads for requests a commit does not wait for (the notes of turns.py)."""
+        with self._tables_lock:
+            if self._background_pool is None:
+                self._background_pool = ThreadPoolExecutor(2, thread_name_prefix="gluecat-turns")
+            return self._background_pool
 
     def _conflict(
         self, where: Log, table: Key, base: LogState, newer: LogState, reads: conflicts.Reads
