@@ -8,8 +8,8 @@
 - s3: a warehouse on S3 (versitygw, tests/object_stores) through a proxy that adds ``--latency`` to every request
   (20 ms, about what S3 takes: without it a local server answers in a millisecond and the machine's
   cores, not the design, set the limit). Each commit adds one partition (CreatePartition). One writer;
-  eight writers on eight tables; eight on one table. Commits a second, the ratio to one writer, and
-  object-store requests per commit (counted by the proxy).
+  eight writers on eight tables; two, and eight, on one table. Commits a second, the ratio to one
+  writer, and object-store requests per commit (counted by the proxy).
 - s3 also runs boto3 clients, each a process of its own, of one ``gluecat serve`` on the S3 warehouse
   (one client; eight), creating partitions in one table.
 - Both also run their one-table case as threads of one process (a catalog server's writers): those share
@@ -275,6 +275,7 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
             for name, writers, tables, threads in (
                 ("1 writer, 1 table", 1, 1, 1),
                 ("8 writers, 8 tables", 8, 8, 1),
+                ("2 writers, 1 table", 2, 1, 1),
                 ("8 writers, 1 table", 8, 1, 1),
                 ("8 threads of one process, 1 table", 1, 1, 8),
             ):
