@@ -39,33 +39,43 @@ def test_a_writer_alone_never_waits(clock: Clock) -> None:
     assert not turns.others
 
 
+def win(turns: Turns, times: int = 1, seconds: float = 0.02) -> None:
+    for _ in range(times):
+        turns.published(seconds, won=True)
+
+
 def test_after_a_lost_race_a_win_offers_the_next_version_for_two_round_trips(clock: Clock) -> None:
     turns = Turns(clock)
-    turns.published(0.02, won=True)
+    win(turns)
     turns.published(0.5, won=False)  # a loss also reads back what won: not a round trip
     assert turns.round_trip == pytest.approx(0.02)
     assert turns.wait() == 0.0  # a loser publishes again at once
-    turns.published(0.02, won=True)
+    win(turns)
     assert turns.wait() == pytest.approx(0.04)
 
 
-def test_a_winner_goes_on_offering_turns_while_others_take_them_and_stops_when_none_does(
-    clock: Clock,
-) -> None:
+def test_a_writer_builds_after_the_version_another_took_in_its_turn(clock: Clock) -> None:
     turns = Turns(clock)
     turns.published(0.02, won=False)
-    turns.published(0.02, won=True)
+    win(turns)
     assert turns.wait() > 0
-    turns.looked(True, 0.02)  # another writer took the next version: build after it
+    assert turns.looked(True, 0.02) == 0.0  # build now, after it
+    assert turns.others
     assert turns.wait() == 0.0
-    turns.published(0.02, won=True)
-    assert turns.wait() > 0
-    for waited in (0.08, 0.16):  # nobody did: the writer may be slow, so it waits longer next time
-        turns.looked(False, 0.02)
-        turns.published(0.02, won=True)
-        assert turns.wait() == pytest.approx(waited)
-    turns.looked(False, 0.02)  # nobody took the version three times: nobody waits
-    turns.published(0.02, won=True)
+    win(turns)
+    assert turns.wait() > 0  # and then offer the next again
+
+
+def test_an_offer_stands_for_a_few_looks_then_the_writer_goes_on_alone(clock: Clock) -> None:
+    turns = Turns(clock)
+    turns.published(0.02, won=False)
+    win(turns)
+    assert turns.wait() == pytest.approx(0.04)
+    for _ in range(turns_module.MISSES - 1):  # the waiting writer may be slow: wait and look again
+        assert turns.looked(False, 0.02) == pytest.approx(0.04)
+    assert turns.looked(False, 0.02) == 0.0  # nobody took it: nobody waits
+    assert not turns.others
+    win(turns)
     assert turns.wait() == 0.0
 
 
@@ -73,28 +83,27 @@ def test_a_slow_look_makes_a_winner_wait_longer(clock: Clock) -> None:
     """The other writer's turn takes a look and a publication: both are timed."""
     turns = Turns(clock)
     turns.published(0.02, won=False)
-    turns.published(0.02, won=True)
+    win(turns)
     assert turns.wait() == pytest.approx(0.04)
     turns.looked(True, 0.07)
-    turns.published(0.02, won=True)
-    assert turns.wait() == pytest.approx(2 * 0.028)  # 0.02, then 0.03 with the look, then 0.028
+    win(turns)
+    assert turns.round_trip == pytest.approx(0.028)  # 0.02, then 0.03 with the look, then 0.028
 
 
 def test_what_a_writer_learnt_of_others_long_ago_does_not_make_it_wait(clock: Clock) -> None:
     turns = Turns(clock)
     turns.published(0.02, won=False)
-    turns.published(0.02, won=True)
+    win(turns)
     clock.now += turns_module.BACK_TO_BACK + 1
-    turns.published(0.02, won=True)
+    win(turns)
     assert turns.wait() == 0.0
     assert not turns.others
 
 
 def test_a_slow_request_does_not_stall_the_log(clock: Clock) -> None:
     turns = Turns(clock)
-    turns.published(5.0, won=True)
     turns.published(5.0, won=False)
-    turns.published(5.0, won=True)
+    win(turns, seconds=5.0)
     assert turns.wait() == turns_module.LONGEST_WAIT
 
 

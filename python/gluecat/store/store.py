@@ -681,11 +681,11 @@ class Store:
         """Before a table's commit builds: if writers of other processes wait for the log and this one
         won the last version, give them time to publish the next, and build after theirs (turns.py)."""
         wait = where.turns.wait()
-        if wait:
+        while wait:
             time.sleep(wait)
             started = time.monotonic()
             found = where.peek()
-            where.turns.looked(found, time.monotonic() - started)
+            wait = where.turns.looked(found, time.monotonic() - started)
 
     def _took_turn(self, where: Log, seconds: float, won: bool) -> None:
         """After a publication to a table's log: its time, and on a lost race a note that this process

@@ -6,7 +6,7 @@ alone, a process committing back to back wins every version and the others' comm
 give up (Store.commit_seconds). So a writer that knows others wait offers them the next version: after
 a win it waits about a loser's two round trips, then reads the version after its own before it builds
 again (one request). If a waiting writer took it, the writer goes on after it, and the two alternate.
-If no one did, no one waits, and it commits at full speed again.
+If no one did by the third look, no one waits, and it commits at full speed again.
 
 A writer learns that others wait by losing a race itself, or from a note that losing writers leave
 beside the log (``LogLayout.note_path``, new content each time). A writer that keeps winning never
@@ -42,12 +42,12 @@ LONGEST_WAIT = 0.25
 """The longest a winner waits before it looks for a waiting writer's version (seconds): a slow request
 must not stall the log."""
 
-STRETCH = 2.0
-"""A winner's wait, in round trips: a loser reads what won, then publishes."""
-MOST_STRETCH = 8.0
+TURN = 2.0
+"""How long a winner waits, in round trips, before each look for a waiting writer's version: a loser
+reads what won, then publishes."""
 MISSES = 3
-"""Looks in a row that find no other writer's version (after waits of 2, 4 and 8 round trips) before a
-writer goes on alone."""
+"""Looks that find no other writer's version before a writer that offered the next version takes it
+itself, and goes on alone."""
 MOST_AHEAD = 8
 """The most versions a losing writer reads ahead (Turns.ahead)."""
 
@@ -71,7 +71,6 @@ class Turns:
         twice as many as last time if it found all it read, else as many as it found."""
         self._won = False
         self._misses = 0
-        self._stretch = STRETCH
         self._won_at = float("-inf")
         self._seen_others = float("-inf")
         self._losing_since: float | None = None
@@ -90,30 +89,31 @@ class Turns:
             self.others = False  # what it knew is old: those writers are done, or commit now and then
         if not (self.others and self._won):
             return 0.0
-        return min(self._stretch * self.round_trip, LONGEST_WAIT)
+        self._misses = 0
+        return self._turn()
+
+    def _turn(self) -> float:
+        return min(TURN * self.round_trip, LONGEST_WAIT)
 
     def _met_others(self) -> None:
         self.others = True
         self._seen_others = self._clock()
 
-    def looked(self, found: bool, seconds: float) -> None:
-        """After ``wait``: whether another process had published the version after this one's, and how
-        long the look took. A look that found nothing may have come before a slow writer's version (a
-        busy machine): the next wait is twice as long. Nobody waits once MISSES looks in a row found
-        nothing."""
+    def looked(self, found: bool, seconds: float) -> float:
+        """After a wait: whether another process had published the version after this one's, and how
+        long the look took. How long to wait before looking again (0: build now). A writer slow on a
+        busy machine may take a few turns' time to publish, so the offer stands for MISSES looks;
+        after that nobody waits, and this writer goes on alone."""
         self._time(seconds)
         self._won = False
         if found:
             self._met_others()
-            self._misses = 0
-            self._stretch = max(STRETCH, self._stretch / 2)
-            return
+            return 0.0
         self._misses += 1
-        self._stretch = min(2 * self._stretch, MOST_STRETCH)
-        if self._misses >= MISSES:
-            self.others = False
-            self._misses = 0
-            self._stretch = STRETCH
+        if self._misses < MISSES:
+            return self._turn()
+        self.others = False
+        return 0.0
 
     def _time(self, seconds: float) -> None:
         weight = ROUND_TRIP_WEIGHT if self.round_trip else 1.0
