@@ -271,6 +271,24 @@ def test_writers_of_one_table_committing_back_to_back_take_turns(
     assert check(warehouse).findings == []  # which is no part of the log
 
 
+def test_a_failed_look_for_another_writers_turn_fails_no_commit(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warehouse = use(monkeypatch, moto_bucket)
+    glue = make(warehouse)
+    where = glue.store.table_log(("db", "t"))
+    where.turns.published(0.01, won=False)  # it has met another writer of the table ...
+    where.turns.published(0.01, won=True)  # ... and won the last version: it offers the next
+    assert where.turns.wait() > 0
+
+    def unreachable() -> bool:
+        raise ConnectionResetError("the look's request failed")
+
+    monkeypatch.setattr(where, "peek", unreachable)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    assert values(Catalog(warehouse)) == ["a"]
+
+
 def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -806,7 +806,8 @@ class Log:
         """Entry ``version``'s bytes, that took this process's publication, read at once with the next
         ``turns.ahead`` versions (kept, for ``caught_up``): on an object store a process committing
         back to back publishes one a round trip, so a loser that read only the one it lost to would
-        publish behind it again and again (gluecat/store/turns.py)."""
+        publish behind it again and again (gluecat/store/turns.py). A table's log only: a root commit
+        that lost lists the log again."""
         last = version + self.turns.ahead
         found = self.fs.read_many([self.where.log_path(v) for v in range(version, last + 1)])
         if found[0] is None:
@@ -839,7 +840,7 @@ class Log:
         # The create may or may not have happened: look, never guess.
         for attempt in range(10):
             try:
-                if attempt == 0 and error is None and self.fs.takes_turns:
+                if attempt == 0 and error is None and self.fs.takes_turns and not self.root:
                     data = self._read_ahead(version)
                 else:
                     data = self.fs.read_bytes(name)
