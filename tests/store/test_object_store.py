@@ -260,8 +260,9 @@ def test_writers_of_one_table_committing_back_to_back_take_turns(
         w.join()
     assert errors == []
     first_meanwhile = sum(1 for at, _ in made["first"] if at > second_begins)
-    # Half of them once they alternate; the second waits for its first turn for up to half a second.
-    assert len(made["second"]) >= 0.25 * (first_meanwhile + len(made["second"])), (
+    # About a third (it waits a moment for its first turn, and the two share one interpreter);
+    # without turns, none.
+    assert len(made["second"]) >= 0.2 * (first_meanwhile + len(made["second"])), (
         first_meanwhile,
         len(made["second"]),
     )
