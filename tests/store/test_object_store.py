@@ -313,6 +313,21 @@ def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     assert proxy.counts()["conditional_put"] >= 100  # each commit is a put-if-absent
 
 
+def test_a_read_of_a_changed_table_lists_its_log_once_and_reads_the_new_entries_at_once(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    writer = make(warehouse)
+    reader = Catalog(warehouse, background_merges=False)
+    assert values(reader) == []
+    for i in range(3):
+        writer.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": [str(i)]})
+    proxy.reset()
+    assert values(reader) == ["0", "1", "2"]
+    assert proxy.counts() == {**zero(proxy), "list": 1, "get": 3}
+
+
 def zero(proxy: Any) -> dict[str, int]:
     return dict.fromkeys(proxy.counts(), 0)
 

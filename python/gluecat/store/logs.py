@@ -191,10 +191,12 @@ class Log:
             names = [n for n in names if layout.parse_log_name(n) is not None]
             if not names:
                 return state
-        elif not self.fs.exists(self.where.log_path(state.version + 1)):
-            return state
+        else:
+            names = None
+            if not self.fs.exists(self.where.log_path(state.version + 1)):
+                return state
         with self._refresh_lock:
-            state = self._refresh(self._state)
+            state = self._refresh(self._state, names)  # the listing is read, not made again
             self._state = state
             return state
 
@@ -206,13 +208,14 @@ class Log:
             return self._state
         return self.latest()
 
-    def _refresh(self, state: LogState) -> LogState:
-        """``state`` caught up with the log; past an expiry this process missed, from the newest
-        checkpoint."""
+    def _refresh(self, state: LogState, listed: list[str] | None = None) -> LogState:
+        """``state`` caught up with the log (starting from ``listed``, names of its entries listed after
+        an older state, where given); past an expiry this process missed, from the newest checkpoint."""
         for _ in range(20):
             try:
-                return self._catch_up(state)
+                return self._catch_up(state, listed=listed)
             except Stale as stale:
+                listed = None
                 cps = self.checkpoints()
                 if not cps or cps[-1][0] <= stale.reached.version:
                     raise stale.error from None
@@ -386,18 +389,21 @@ class Log:
             raise StorageError(f"{self.fs.uri(self.where.log_dir)}: a marker in a log that has no root")
         return self.resolve(decision)
 
-    def _catch_up(self, state: LogState, upto: int | None = None) -> LogState:
+    def _catch_up(
+        self, state: LogState, upto: int | None = None, *, listed: list[str] | None = None
+    ) -> LogState:
         """Apply every published entry after ``state`` (up to ``upto``; without, up to the end as first
         listed); Stale past an expiry. Stops before a marker the root has not decided (``pending``,
         when catching up to the end)."""
         while upto is None or state.version < upto:
-            batch, listed = self._next_entries(state.version, upto)
+            batch, top = self._next_entries(state.version, upto, listed)
+            listed = None
             if not batch:
                 break
             if upto is None:
                 # Entries listed later were published after this look began: chasing them, a process
                 # that fell behind a busy log would read on for as long as others kept writing it.
-                upto = listed
+                upto = top
             for version, data in batch:
                 name = self.fs.uri(self.where.log_path(version))
                 entry = log.parse(data, name, version, state.link, self.where)
@@ -458,20 +464,22 @@ class Log:
                 self._state = applied
             return applied
 
-    def _next_entries(self, version: int, upto: int | None) -> tuple[list[tuple[int, bytes]], int | None]:
+    def _next_entries(
+        self, version: int, upto: int | None, listed: list[str] | None = None
+    ) -> tuple[list[tuple[int, bytes]], int | None]:
         """The next published entries after ``version`` (up to ``upto``) as bytes, and the newest version
-        listed (None where nothing was listed): on an object store up to 256 of them, listed once and
-        read at once; on a disk, one."""
+        listed (None where nothing was listed): on an object store up to 256 of them, listed once (or
+        taken from ``listed``, a listing made after an older version) and read at once; on a disk, one."""
         if not self.fs.listing_is_cheap:
             try:
                 return [(version + 1, self.fs.read_bytes(self.where.log_path(version + 1)))], None
             except FileNotFoundError:
                 return [], None
-        names = self.fs.list_after(self.where.log_dir, f"{version:020d}.json")
+        names = self.fs.list_after(self.where.log_dir, f"{version:020d}.json") if listed is None else listed
         versions: list[int] = []
         for n in names:
             v = layout.parse_log_name(n)
-            if v is None:
+            if v is None or v <= version:
                 continue
             if v != version + 1 + len(versions) or (upto is not None and v > upto):
                 break  # a gap (found by the reader of the next look) or past what was asked
