@@ -171,8 +171,9 @@ class Store:
         return self.root.secret
 
     def close(self) -> None:
-        if self._background_pool is not None:
-            self._background_pool.shutdown(cancel_futures=True)
+        pool, self._background_pool = self._background_pool, None
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
         self.fs.close()
 
     # -- the logs ------------------------------------------------------------------------------
@@ -693,7 +694,7 @@ class Store:
 
     def _took_turn(self, where: Log, seconds: float, won: bool) -> None:
         """After a publication to a table's log: its time, and on a lost race a note that this process
-        waits (turns.py), left while it reads what won."""
+        waits (turns.py), left on a background thread while it publishes again."""
         where.turns.published(seconds, won)
         note = None if won else where.turns.note_due()
         if note is not None:
