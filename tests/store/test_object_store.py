@@ -17,6 +17,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -311,6 +312,20 @@ def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     commits = proxy.total() / 100
     assert commits <= 3, proxy.counts()
     assert proxy.counts()["conditional_put"] >= 100  # each commit is a put-if-absent
+
+
+def test_a_commit_lands_when_no_thread_can_start_to_read_the_note(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As while the interpreter exits (a background merge still committing): the note is only a hint."""
+    warehouse = use(monkeypatch, moto_bucket)
+    glue = make(warehouse)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    exited = ThreadPoolExecutor(1)
+    exited.shutdown()
+    glue.store._background_pool = exited  # the next commit, after a win, reads the note
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["b"]})
+    assert values(Catalog(warehouse)) == ["a", "b"]
 
 
 def test_a_read_of_a_changed_table_lists_its_log_once_and_reads_the_new_entries_at_once(

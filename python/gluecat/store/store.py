@@ -35,7 +35,7 @@ import time
 import uuid
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any, TypeVar
 
@@ -52,6 +52,7 @@ from gluecat.store.snapshot import Changes, Key, Link, Raw, Snapshot, apply
 __all__ = ["COMMIT_SETTLE", "Build", "Expired", "HistoryExpired", "Stale", "Store"]
 
 T = TypeVar("T")
+R = TypeVar("R")
 logger = logging.getLogger(__name__)
 
 Build = Callable[[Snapshot], tuple[Changes, T]]
@@ -646,7 +647,9 @@ class Store:
                 )
                 data, chain = log.encode(entry)
                 if self.fs.takes_turns and where.turns.check_due():
-                    where.turns.reading(self._background().submit(self._read_note, where))
+                    reading = self._in_background(self._read_note, where)
+                    if reading is not None:
+                        where.turns.reading(reading)
                 started = time.monotonic()
                 try:
                     published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
@@ -698,7 +701,7 @@ class Store:
         where.turns.published(seconds, won)
         note = None if won else where.turns.note_due()
         if note is not None:
-            self._background().submit(self._leave_note, where, note)
+            self._in_background(self._leave_note, where, note)
 
     def _read_note(self, where: Log) -> bytes | None:
         try:
@@ -712,12 +715,17 @@ class Store:
         except OSError as e:  # only a hint: the writer goes on losing until one lands
             logger.debug("the note of %r not left: %s", where, e)
 
-    def _background(self) -> ThreadPoolExecutor:
-        """Threads for requests a commit does not wait for (the notes of turns.py)."""
-        with self._tables_lock:
-            if self._background_pool is None:
-                self._background_pool = ThreadPoolExecutor(2, thread_name_prefix="gluecat-turns")
-            return self._background_pool
+    def _in_background(self, call: Callable[..., R], *args: Any) -> Future[R] | None:
+        """``call`` on a thread of its own, for a request a commit does not wait for (the notes of
+        turns.py); None where no thread can start (the interpreter is exiting): a note is only a hint,
+        and a commit, published or not, must not fail for it."""
+        try:
+            with self._tables_lock:
+                if self._background_pool is None:
+                    self._background_pool = ThreadPoolExecutor(2, thread_name_prefix="gluecat-turns")
+                return self._background_pool.submit(call, *args)
+        except RuntimeError:
+            return None
 
     def _conflict(
         self, where: Log, table: Key, base: LogState, newer: LogState, reads: conflicts.Reads
