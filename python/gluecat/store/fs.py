@@ -121,11 +121,12 @@ class WarehouseFS:
     def read_many(self, rels: Sequence[str]) -> list[bytes | None]:
         """The bytes of each file (None for one that is missing), read at once where that is faster."""
         if self.parallelism <= 1 or len(rels) <= 1:
-            return [self._read_or_none(r) for r in rels]
+            return [self.read_or_none(r) for r in rels]
         with ThreadPoolExecutor(min(self.parallelism, len(rels))) as pool:
-            return list(pool.map(self._read_or_none, rels))
+            return list(pool.map(self.read_or_none, rels))
 
-    def _read_or_none(self, rel: str) -> bytes | None:
+    def read_or_none(self, rel: str) -> bytes | None:
+        """The bytes of a file, or None if it is missing."""
         try:
             return self.read_bytes(rel)
         except FileNotFoundError:

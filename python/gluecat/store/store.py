@@ -647,7 +647,7 @@ class Store:
                 )
                 data, chain = log.encode(entry)
                 if self.fs.takes_turns and where.turns.check_due():
-                    reading = self._in_background(self._read_note, where)
+                    reading = self._in_background(self.fs.read_or_none, where.where.note_path)
                     if reading is not None:
                         where.turns.reading(reading)
                 started = time.monotonic()
@@ -702,12 +702,6 @@ class Store:
         note = None if won else where.turns.note_due()
         if note is not None:
             self._in_background(self._leave_note, where, note)
-
-    def _read_note(self, where: Log) -> bytes | None:
-        try:
-            return self.fs.read_bytes(where.where.note_path)
-        except FileNotFoundError:
-            return None
 
     def _leave_note(self, where: Log, note: bytes) -> None:
         try:
