@@ -3,10 +3,6 @@ of writes waiting to share a commit."""
 
 from __future__ import annotations
 
-import atexit
-import threading
-import weakref
-
 from gluecat.catalog.rows.group_commit import GroupCommit
 from gluecat.catalog.rows.latest import LatestViews
 from gluecat.catalog.rows.merging import Merger, Order
@@ -27,8 +23,6 @@ class RowEngine:
         self.views = LatestViews(store)
         self.merger = Merger(store, background=background_merges)
         self.groups = GroupCommit()
-        with _LIVE_LOCK:
-            _LIVE.add(self)
 
     @property
     def background_merges(self) -> bool:
@@ -54,24 +48,5 @@ class RowEngine:
         """Wait until the merges this engine's writes have asked for are done."""
         self.merger.drain()
 
-    def stop(self) -> None:
-        """Let the merges and refolds under way end; no merge is started after."""
-        self.merger.stop()
-        self.views.join_refolds()
-
     def __repr__(self) -> str:
         return f"RowEngine({self.store.fs.uri('')!r})"
-
-
-# Only so that the exit hook finds the engines still alive: a merge or refold cut off inside pyarrow
-# while the interpreter finalises can abort the process, so each is let end first.
-_LIVE: weakref.WeakSet[RowEngine] = weakref.WeakSet()
-_LIVE_LOCK = threading.Lock()
-
-
-@atexit.register
-def _stop_all() -> None:
-    with _LIVE_LOCK:
-        engines = list(_LIVE)
-    for engine in engines:
-        engine.stop()

@@ -18,6 +18,7 @@ import logging
 import threading
 from collections import OrderedDict
 
+from gluecat.catalog.rows.background import stop_at_exit
 from gluecat.catalog.rows.view import TableView, extend, fold, refold
 from gluecat.store.snapshot import Key, Snapshot
 from gluecat.store.store import Store
@@ -45,6 +46,7 @@ class Refold:
         self.source = source
         self.result: TableView | None = None
         self.thread = threading.Thread(target=self._run, name="gluecat-refold", daemon=True)
+        stop_at_exit(self)
         self.thread.start()
 
     def _run(self) -> None:
@@ -55,6 +57,10 @@ class Refold:
 
     def done(self) -> bool:
         return not self.thread.is_alive()
+
+    def stop(self) -> None:
+        """Wait for the refold to end."""
+        self.thread.join(timeout=60)
 
     def adopt(self, fresh: TableView) -> TableView | None:
         """``fresh`` on the refolded base, if ``fresh`` still extends the view the refold started from
@@ -198,7 +204,7 @@ class LatestViews:
             self._rows -= _rows(view)
             self._recent.pop(gone, None)
         # A refold of a view let go, once ended, holds a copy of rows nobody reads (one still running
-        # stays, for join_refolds, and goes at a later view's keeping).
+        # stays, and goes at a later view's keeping).
         for other in [k for k, r in self.refolds.items() if k not in self._latest and r.done()]:
             del self.refolds[other]
 
@@ -231,11 +237,3 @@ class LatestViews:
         if len(fresh.deltas) - keep > MAX_DELTA_SEGMENTS:
             return fresh.squashed(keep)
         return fresh
-
-    def join_refolds(self, timeout: float = 60) -> None:
-        """Wait for the refolds under way (a refold cut off inside pyarrow while the interpreter
-        finalises can abort the process)."""
-        with self._lock:
-            pending = list(self.refolds.values())
-        for r in pending:
-            r.thread.join(timeout=timeout)

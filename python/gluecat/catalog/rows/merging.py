@@ -37,6 +37,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gluecat.catalog.rows.background import stop_at_exit
 from gluecat.catalog.rows.segments import (
     dedupe_last,
     distinct_identities,
@@ -189,6 +190,7 @@ class Merger:
         self._met: OrderedDict[Key, tuple[frozenset[str], dict[str, float]]] = OrderedDict()
         """Row sets this process writes (``on_duty``): the segments they held when it began, and the
         oldest segments of runs it left to others, with when it first left each."""
+        stop_at_exit(self)
 
     def after_write(self, key: Key) -> None:
         """Called after each write to a row set: merge what has gathered, on the merge thread unless the
@@ -291,6 +293,7 @@ class Merger:
                 self._cond.wait()
 
     def stop(self) -> None:
+        """End the merges: the one under way is let finish, none starts after."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()

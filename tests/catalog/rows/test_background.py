@@ -1,0 +1,66 @@
+"""The row machinery's background threads end before the interpreter finalises (background.py): a
+merge cut off inside pyarrow by the finalisation aborts a process that did all its work."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import gluecat
+from gluecat import Catalog
+from gluecat.catalog.rows import merging
+from tests.int_partitions import segments
+
+PYTHON_DIR = Path(gluecat.__file__).resolve().parents[1]
+REPO = PYTHON_DIR.parent
+
+CHILD = textwrap.dedent(
+    """
+    import gc, sys, time
+    from pathlib import Path
+    from gluecat import Catalog
+    from gluecat.catalog.rows import merging
+    from tests.int_partitions import add, make
+
+    warehouse, marker = sys.argv[1], Path(sys.argv[2])
+    real_merge = merging.merge
+
+    def slow_merge(*args, **kwargs):
+        time.sleep(0.5)  # still merging when the main thread reaches the end of the script
+        merged = real_merge(*args, **kwargs)
+        marker.write_text(str(merged))
+        return merged
+
+    merging.merge = slow_merge
+    glue = make(Catalog(warehouse))
+    for w in range(merging.MERGE_WIDTH):
+        add(glue, *range(w * 40, w * 40 + 40))  # a run worth a merge, started on the merge thread
+    engine = glue._ctx.rows
+    del glue, engine
+    gc.collect()
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_process_exits_after_its_last_merge_even_with_its_catalog_let_go(
+    warehouse: str, tmp_path: Path
+) -> None:
+    marker = tmp_path / "merged"
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, warehouse, str(marker)],
+        cwd=REPO,
+        env={"PYTHONPATH": f"{PYTHON_DIR}:{REPO}", "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert marker.read_text() == "True"  # the merge ran to its end and committed
+    glue = Catalog(warehouse)
+    assert len(segments(glue)) == 1
+    assert not merging.run_to_merge(glue.store, segments(glue))
