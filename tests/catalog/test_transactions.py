@@ -319,3 +319,42 @@ def test_a_start_the_machine_lost_comes_back_from_its_id(warehouse: str) -> None
     for unknown in (forged, writer.upper(), "0-0-0-w-0-0"):
         with pytest.raises(fresh.exceptions.EntityNotFoundException):
             fresh.describe_transaction(TransactionId=unknown)
+
+
+def test_the_janitor_ends_between_passes_when_stopped_and_the_next_one_deletes_what_it_left(
+    warehouse: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At the interpreter's exit (catalog/background.py) a janitor retrying a deletion ends instead of
+    sleeping through its backoff; the next transaction's janitor, in any process, deletes the file."""
+    table = tmp_path / "t"
+    table.mkdir()
+    doomed = table / "part-0.parquet"
+    doomed.write_bytes(b"x")
+    glue = make_table(warehouse, location=table.as_uri() + "/")
+    lf = LakeFormation(glue)
+    refused: list[str] = []
+
+    def refuse(uri: str) -> None:
+        refused.append(uri)
+        raise OSError("the store refused the deletion")
+
+    monkeypatch.setattr(transactions, "_delete_file", refuse)
+    tx = lf.start_transaction(TransactionType="READ_AND_WRITE")["TransactionId"]
+    lf.delete_objects_on_cancel(
+        DatabaseName="db", TableName="t", TransactionId=tx, Objects=[{"Uri": doomed.as_uri(), "ETag": "e"}]
+    )
+    lf.cancel_transaction(TransactionId=tx)
+    txs = lf._ctx.transactions()
+    assert txs._janitor is not None and refused  # retrying, with a backoff of up to a minute
+
+    txs.stop()
+    assert not txs._janitor.is_alive()
+    tries = len(refused)
+    lf.start_transaction(TransactionType="READ_ONLY")  # would start a janitor, if it were not stopped
+    assert len(refused) == tries and doomed.exists()
+
+    monkeypatch.undo()
+    other = LakeFormation(Catalog(warehouse))
+    other.start_transaction(TransactionType="READ_ONLY")
+    other._ctx.transactions().stop()  # waits for the pass under way
+    assert not doomed.exists()

@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 from gluecat import locations
 from gluecat.catalog import access, indexes, paging
 from gluecat.catalog import objects as obj
+from gluecat.catalog.background import stop_at_exit
 from gluecat.catalog.context import DATABASE, TABLE, Context, partition_key_count
 from gluecat.catalog.objects import ObjectWrite
 from gluecat.catalog.partitions import statistics_outdated_by_table_update
@@ -190,15 +191,17 @@ class Transactions:
         self.journal = open_journal(ctx.store.fs)
         self._txs: dict[str, Transaction] = {}
         self._unclean: set[str] = set()
+        """Aborted transactions whose DeleteObjectsOnCancel files are not all deleted yet."""
         self._horizon_us = 0
         """Transactions started up to this time that the journal does not hold were dropped by its
         rewrites (their ids are unknown now)."""
-        """Aborted transactions whose DeleteObjectsOnCancel files are not all deleted yet."""
         self._lock = threading.RLock()
         self._pinned: OrderedDict[str, Snapshot] = OrderedDict()
         self._summaries: OrderedDict[int, _Summary | None] = OrderedDict()
         self._overlays: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
         self._janitor: threading.Thread | None = None
+        self._stopping = threading.Event()
+        stop_at_exit(self)
 
     # -- the journal ---------------------------------------------------------------------------
 
@@ -963,6 +966,8 @@ class Transactions:
         with self._lock:
             if self._janitor is not None and self._janitor.is_alive():
                 return
+            if self._stopping.is_set():
+                return
             if not self._unclean and not self.store.cached().records(PENDING_DELETION):
                 return
             self._janitor = threading.Thread(target=self._janitor_loop, name="gluecat-janitor", daemon=True)
@@ -976,8 +981,18 @@ class Transactions:
                     return
             except Exception as e:
                 log.warning("cleaning up after aborted transactions failed: %s; will retry", e)
-            time.sleep(delay)
+            if self._stopping.wait(delay):
+                return
             delay = min(delay * 2, 60.0)
+
+    def stop(self) -> None:
+        """End the janitor: a pass under way is let finish, none starts after (the files still pending
+        are deleted by the janitor of the next transaction started, in any process)."""
+        self._stopping.set()
+        with self._lock:
+            janitor = self._janitor
+        if janitor is not None:
+            janitor.join(timeout=60)
 
 
 def _matches(wanted: str, state: str) -> bool:

@@ -48,5 +48,10 @@ class RowEngine:
         """Wait until the merges this engine's writes have asked for are done."""
         self.merger.drain()
 
+    def stop(self) -> None:
+        """Let the merges and refolds under way end; no merge is started after."""
+        self.merger.stop()
+        self.views.join_refolds()
+
     def __repr__(self) -> str:
         return f"RowEngine({self.store.fs.uri('')!r})"

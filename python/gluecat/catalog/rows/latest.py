@@ -18,7 +18,7 @@ import logging
 import threading
 from collections import OrderedDict
 
-from gluecat.catalog.rows.background import stop_at_exit
+from gluecat.catalog.background import stop_at_exit
 from gluecat.catalog.rows.view import TableView, extend, fold, refold
 from gluecat.store.snapshot import Key, Snapshot
 from gluecat.store.store import Store
@@ -204,7 +204,7 @@ class LatestViews:
             self._rows -= _rows(view)
             self._recent.pop(gone, None)
         # A refold of a view let go, once ended, holds a copy of rows nobody reads (one still running
-        # stays, and goes at a later view's keeping).
+        # stays, for join_refolds, and goes at a later view's keeping).
         for other in [k for k, r in self.refolds.items() if k not in self._latest and r.done()]:
             del self.refolds[other]
 
@@ -237,3 +237,10 @@ class LatestViews:
         if len(fresh.deltas) - keep > MAX_DELTA_SEGMENTS:
             return fresh.squashed(keep)
         return fresh
+
+    def join_refolds(self) -> None:
+        """Wait for the refolds under way."""
+        with self._lock:
+            pending = list(self.refolds.values())
+        for r in pending:
+            r.stop()

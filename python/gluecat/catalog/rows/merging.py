@@ -37,7 +37,7 @@ from collections.abc import Callable
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from gluecat.catalog.rows.background import stop_at_exit
+from gluecat.catalog.background import stop_at_exit
 from gluecat.catalog.rows.segments import (
     dedupe_last,
     distinct_identities,

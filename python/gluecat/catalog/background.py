@@ -1,4 +1,5 @@
-"""The row machinery's background threads (merges, refolds), let end before the interpreter finalises.
+"""The catalog's background threads (merges, refolds, the transactions' janitor), let end before the
+interpreter finalises.
 
 Finalisation ends a daemon thread that takes the interpreter lock back by unwinding it; one cut off
 inside pyarrow's C++ aborts the process ("FATAL: exception not rethrown"), after a job that did all its
