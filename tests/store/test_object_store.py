@@ -30,6 +30,7 @@ from gluecat.store import maintenance
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
+from tests.store.test_concurrency import check_racing_writers
 
 pytestmark = pytest.mark.slow
 
@@ -116,6 +117,17 @@ def test_writer_processes_on_an_object_store_lose_nothing_and_bring_nothing_back
     for o in outcomes:
         expected.update({v: 1 if o["op"] == "add" else -1 for v in o["values"]})
     assert values(Catalog(warehouse), "shared") == sorted(+expected)
+
+
+def test_racing_processes_lose_no_acknowledged_table_change_and_accept_no_stale_version(
+    remote: tuple[str, Any],
+) -> None:
+    """Processes create, update (naming the VersionId they read) and delete a few shared tables: on an
+    object store too, exactly the acknowledged calls are in the log and no stale VersionId is accepted
+    (the root's decision and the tables' markers, test_concurrency.py)."""
+    warehouse, _ = remote
+    check_racing_writers(warehouse, ops=120)
+    assert check(warehouse).findings == []
 
 
 def test_a_write_answers_from_every_commit_acknowledged_before_it(remote: tuple[str, Any]) -> None:
