@@ -3,7 +3,7 @@ processes with the store's put-if-absent and no lock server, reads that see ever
 the transaction journal as a log of objects, maintenance, and what each costs in requests.
 
 GCS is not here: obstore uploads through GCS's XML API, which no emulator reachable from this machine
-takes (fake-gcs-server answers it 400, fsouza/fake-gcs-server#331); see docs/storage.md.
+takes (fake-gcs-server answers it 400, fsouza/fake-gcs-server#331); see docs/deploy.md.
 """
 
 from __future__ import annotations
