@@ -60,16 +60,23 @@ def commit_order(glue: Catalog) -> list[str]:
 def test_concurrent_processes_end_as_a_sequential_replay_of_the_transactions_that_committed(
     warehouse: str,
 ) -> None:
+    check_concurrent_transactions(warehouse)
+
+
+def check_concurrent_transactions(warehouse: str, workers: int = 8, count: int = 50) -> None:
+    """``workers`` processes run ``count`` transactions each on db.t (adding and deleting objects,
+    committing or canceling): the log holds each committed transaction once and no other, and the table
+    holds what replaying them in log order gives."""
     seed = random.randrange(1 << 30)
     print(f"seed {seed}")
     glue = make_table(warehouse)
-    procs = [worker("mix", warehouse, str(n), "50", str(seed)) for n in range(8)]
+    procs = [worker("mix", warehouse, str(n), str(count), str(seed)) for n in range(workers)]
     reports = []
     for p in procs:
         out, _ = p.communicate(timeout=600)
         assert p.returncode == 0, f"a worker failed (seed {seed})"
         reports += [json.loads(line) for line in out.splitlines()]
-    assert len(reports) == 400
+    assert len(reports) == workers * count
     committed = {r["tx"]: r["ops"] for r in reports if r["status"] == "COMMITTED"}
     order = commit_order(glue)
     assert sorted(order) == sorted(committed), f"seed {seed}"  # each exactly once, and no other

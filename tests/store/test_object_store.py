@@ -30,6 +30,7 @@ from gluecat.store import maintenance
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
+from tests.catalog.test_transaction_processes import check_concurrent_transactions
 from tests.store.test_concurrency import check_racing_writers
 
 pytestmark = pytest.mark.slow
@@ -127,6 +128,17 @@ def test_racing_processes_lose_no_acknowledged_table_change_and_accept_no_stale_
     (the root's decision and the tables' markers, test_concurrency.py)."""
     warehouse, _ = remote
     check_racing_writers(warehouse, ops=120)
+    assert check(warehouse).findings == []
+
+
+def test_racing_lake_formation_transactions_commit_each_once_and_all_or_nothing(
+    remote: tuple[str, Any],
+) -> None:
+    """Processes run transactions that add and delete a governed table's objects, committing or
+    canceling them: on an object store too, the root log holds each committed one once, and the table
+    what replaying them gives (test_transaction_processes.py)."""
+    warehouse, _ = remote
+    check_concurrent_transactions(warehouse, workers=4, count=30)
     assert check(warehouse).findings == []
 
 
