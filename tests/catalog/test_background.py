@@ -1,5 +1,6 @@
-"""The row machinery's background threads end before the interpreter finalises (background.py): a
-merge cut off inside pyarrow by the finalisation aborts a process that did all its work."""
+"""The catalog's background threads end before the interpreter finalises (catalog/background.py): a
+merge cut off inside pyarrow by the finalisation aborts a process that did all its work. (The
+transactions' janitor: tests/catalog/test_transactions.py.)"""
 
 from __future__ import annotations
 
@@ -39,8 +40,7 @@ CHILD = textwrap.dedent(
     glue = make(Catalog(warehouse))
     for w in range(merging.MERGE_WIDTH):
         add(glue, *range(w * 40, w * 40 + 40))  # a run worth a merge, started on the merge thread
-    engine = glue._ctx.rows
-    del glue, engine
+    del glue  # its engine goes with it; the merge thread goes on
     gc.collect()
     """
 )
