@@ -18,6 +18,7 @@ from gluecat.catalog import transactions
 from gluecat.store.fsck import check
 from gluecat.store.log import CommitTransaction
 from tests.governed_table import make_table
+from tests.object_stores.fixtures import use
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,9 +112,7 @@ def test_a_process_killed_while_committing_leaves_all_of_a_transaction_or_none(
     print(f"seed {seed}")
     if store == "s3":
         _, bucket = request.getfixturevalue("proxied")(request.getfixturevalue("moto_bucket"), latency=0.005)
-        for name, value in bucket.env.items():
-            monkeypatch.setenv(name, value)  # the workers inherit it
-        warehouse = f"{bucket.url}/warehouse"
+        warehouse = use(monkeypatch, bucket)
     glue = make_table(warehouse)
     log = tmp_path / "committing.jsonl"
     for _ in range(5):

@@ -29,6 +29,14 @@ def serve(manager: Callable[[], contextlib.AbstractContextManager[Any]]) -> Iter
     pytest.fail(missing, pytrace=False)  # outside the except: the message alone, no chained traceback
 
 
+def use(monkeypatch: pytest.MonkeyPatch, bucket: Any) -> str:
+    """The environment a client of ``bucket`` has (processes a test starts inherit it), and a warehouse
+    URI in it."""
+    for name, value in bucket.env.items():
+        monkeypatch.setenv(name, value)
+    return f"{bucket.url}/warehouse"
+
+
 @pytest.fixture(scope="session")
 def moto_s3_server() -> Iterator[servers.S3Server]:
     yield from serve(servers.moto_s3)

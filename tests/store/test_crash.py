@@ -24,6 +24,7 @@ import pytest
 
 import gluecat
 from gluecat import Catalog
+from tests.object_stores.fixtures import use
 
 WRITER = Path(__file__).with_name("writer_process.py")
 # The writers import the same gluecat as this test does.
@@ -101,9 +102,7 @@ def test_a_writer_killed_at_random_moments_leaves_the_last_committed_state(
     kills, longest = KILLS, 0.6
     if store == "s3":
         _, bucket = request.getfixturevalue("proxied")(request.getfixturevalue("moto_bucket"), latency=0.005)
-        for name, value in bucket.env.items():
-            monkeypatch.setenv(name, value)  # the writers inherit it
-        warehouse, kills, longest = f"{bucket.url}/warehouse", KILLS // 2, 1.2
+        warehouse, kills, longest = use(monkeypatch, bucket), KILLS // 2, 1.2
     Catalog(warehouse).create_database(DatabaseInput={"Name": "db"})
     acknowledged: dict[str, dict[str, Any]] = {}
     for run in range(kills):

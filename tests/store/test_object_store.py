@@ -31,19 +31,13 @@ from gluecat.store.fs import WarehouseFS
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
 from tests.catalog.test_transaction_processes import check_concurrent_transactions
+from tests.object_stores.fixtures import use
 from tests.store.test_concurrency import check_racing_writers
 
 pytestmark = pytest.mark.slow
 
 WRITER = Path(__file__).with_name("writer_process.py")
 PYTHON_DIR = Path(gluecat.__file__).resolve().parents[1]
-
-
-def use(monkeypatch: pytest.MonkeyPatch, bucket: Any) -> str:
-    """The environment a client of ``bucket`` has, and a warehouse URI in it."""
-    for name, value in bucket.env.items():
-        monkeypatch.setenv(name, value)
-    return f"{bucket.url}/warehouse"
 
 
 @pytest.fixture(params=["moto", "versitygw", "azurite"])
