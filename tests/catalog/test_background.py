@@ -64,3 +64,35 @@ def test_a_process_exits_after_its_last_merge_even_with_its_catalog_let_go(
     glue = Catalog(warehouse)
     assert len(segments(glue)) == 1
     assert not merging.run_to_merge(glue.store, segments(glue))
+
+
+LATE = textwrap.dedent(
+    """
+    import sys
+    from gluecat.catalog import background
+
+    class Owner:
+        def __init__(self, name, then=None):
+            self.name, self.then = name, then
+            background.stop_at_exit(self)
+
+        def stop(self):
+            print("stopped", self.name, flush=True)
+            if self.then:
+                kept.append(Owner(self.then))  # its last work starts another's
+
+    kept = [Owner("merge", then="refold")]
+    """
+)
+
+
+def test_what_a_stopping_thread_starts_at_exit_is_stopped_too() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", LATE],
+        env={"PYTHONPATH": f"{PYTHON_DIR}:{REPO}", "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["stopped merge", "stopped refold"]

@@ -35,7 +35,14 @@ def stop_at_exit(owner: Owner) -> None:
 
 @atexit.register
 def _stop_all() -> None:
-    with _LOCK:
-        owners = list(_OWNERS)
-    for owner in owners:
-        owner.stop()
+    # Until none is new: an owner's last work may start another's (a merge's commit, a refold), and a
+    # daemon thread (a Spark job's heartbeat, a server's loop) may still be calling the catalog.
+    stopped: weakref.WeakSet[Owner] = weakref.WeakSet()
+    while True:
+        with _LOCK:
+            owners = [owner for owner in _OWNERS if owner not in stopped]
+        if not owners:
+            return
+        for owner in owners:
+            owner.stop()
+            stopped.add(owner)
