@@ -41,7 +41,6 @@ import random
 import secrets
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -67,6 +66,7 @@ from gluecat.errors import (
     TransactionCommitInProgressException,
     TransactionCommittedException,
 )
+from gluecat.newest import Newest
 from gluecat.store import codec
 from gluecat.store.codec import from_micros
 from gluecat.store.journal import JournalConflict, Record, open_journal
@@ -91,7 +91,12 @@ REWRITE_BYTES = 8 * 1024 * 1024
 """The journal is rewritten (ended transactions' staged writes dropped) when it grows past this."""
 PENDING_DELETION = "pending_deletion"
 """Records (keyed by Uri) of files an aborted transaction is deleting (DeleteObjectsOnCancel)."""
-MAX_SUMMARIES = 8192
+SUMMARIES_KEPT = 8192
+"""What the commits after a transaction's start did, kept for the checks of transactions' commits."""
+PINNED_KEPT = 64
+"""Transactions whose start state is kept at hand for their reads (others read it again)."""
+OVERLAYS_KEPT = 16
+"""Transactions' start states with their own table writes applied, kept for their reads."""
 OPERATION = "CommitTransaction"
 
 log = logging.getLogger(__name__)
@@ -196,9 +201,9 @@ class Transactions:
         """Transactions started up to this time that the journal does not hold were dropped by its
         rewrites (their ids are unknown now)."""
         self._lock = threading.RLock()
-        self._pinned: OrderedDict[str, Snapshot] = OrderedDict()
-        self._summaries: OrderedDict[int, _Summary | None] = OrderedDict()
-        self._overlays: OrderedDict[tuple[str, int], Snapshot] = OrderedDict()
+        self._pinned: Newest[str, Snapshot] = Newest(PINNED_KEPT)
+        self._summaries: Newest[int, _Summary | None] = Newest(SUMMARIES_KEPT)
+        self._overlays: Newest[tuple[str, int], Snapshot] = Newest(OVERLAYS_KEPT)
         self._janitor: threading.Thread | None = None
         self._stopping = threading.Event()
         stop_at_exit(self)
@@ -360,8 +365,6 @@ class Transactions:
                 self._append(record, sync=False)
                 self._maybe_rewrite()
                 self._pinned[tx_id] = snap  # its start state, at hand for its reads
-                while len(self._pinned) > 64:
-                    self._pinned.popitem(last=False)
         self._kick_janitor()
         return tx_id
 
@@ -545,7 +548,7 @@ class Transactions:
 
     def start_snapshot(self, tx: Transaction) -> Snapshot:
         with self._lock:
-            pinned = self._pinned.get(tx.id)
+            pinned = self._pinned.touch(tx.id)
         return (
             pinned
             if pinned is not None
@@ -570,7 +573,7 @@ class Transactions:
         staged = tx.writes
         key = (tx.id, len(staged))
         with self._lock:
-            found = self._overlays.get(key)
+            found = self._overlays.touch(key)
         if found is not None:
             return found
         snap = self.start_snapshot(tx)
@@ -579,8 +582,6 @@ class Transactions:
                 snap = with_table_write(snap, w, f"transaction {tx.id}")
         with self._lock:
             self._overlays[key] = snap
-            while len(self._overlays) > 16:
-                self._overlays.popitem(last=False)
         return snap
 
     def writing_state(self, tx: Transaction) -> tuple[Snapshot, Snapshot]:
@@ -853,21 +854,17 @@ class Transactions:
 
     def _commits_since(self, after: int, upto: int) -> list[tuple[int, _Summary | None]]:
         """What each commit after version ``after`` up to ``upto`` did (None: expired, not known)."""
+        versions = range(after + 1, upto + 1)
         with self._lock:
-            missing = [v for v in range(after + 1, upto + 1) if v not in self._summaries]
-        found: dict[int, _Summary | None] = {}
+            found = {v: self._summaries[v] for v in versions if v in self._summaries}
+        missing = [v for v in versions if v not in found]
         if missing:
             for entry in self.store.log_entries(missing[0] - 1, upto):
                 found[entry.version] = self._summary(entry)
         with self._lock:
-            self._summaries.update(found)
-            out = []
-            for v in range(after + 1, upto + 1):
-                out.append((v, self._summaries[v]))
-                self._summaries.move_to_end(v)
-            while len(self._summaries) > MAX_SUMMARIES:
-                self._summaries.popitem(last=False)
-        return out
+            for v in versions:  # all made the newest, those read again included
+                self._summaries[v] = found[v]
+        return [(v, found[v]) for v in versions]
 
     def _summary(self, entry: Entry) -> _Summary | None:
         """What a commit did (None: not known, its record file deleted by an expiry since it was read)."""

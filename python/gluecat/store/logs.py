@@ -29,6 +29,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from gluecat.errors import StorageError
+from gluecat.newest import Newest
 from gluecat.store import codec, files, layout, log, placement
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
@@ -54,6 +55,10 @@ TABLE_TIMES_KEPT = 10_000
 """Versions of a table's log whose times a process keeps: a server keeps thousands of tables' logs
 open (store.TABLE_LOGS_KEPT), so the root's 100,000 each would be gigabytes. Time travel to an older
 version reads its entry again (a binary search over the log: a few reads)."""
+COMMIT_IDS_KEPT = 100_000
+"""Versions of a log whose commit ids a process keeps (the root's decide table logs' markers)."""
+OLD_STATES_KEPT = 8
+"""Older states of a log a process keeps built (time travel asks for a few versions again and again)."""
 MARKERS_KEPT = 1024
 """Markers a log keeps the deciding root versions of, of those it read (the newest): every change of a
 table the root decides leaves one, and a server reading other processes' commits for months must not
@@ -136,9 +141,9 @@ class Log:
         self.secret = b""
         """The warehouse's own random key (root log only; signs continuation tokens)."""
         self._refresh_lock = threading.Lock()
-        self._entry_times: OrderedDict[int, datetime] = OrderedDict()
+        self._entry_times: Newest[int, datetime] = Newest(TIMES_KEPT if root else TABLE_TIMES_KEPT)
         """Times of recent versions (TIMES_KEPT of the root's, TABLE_TIMES_KEPT of a table's)."""
-        self._commit_ids: OrderedDict[int, str] = OrderedDict()
+        self._commit_ids: Newest[int, str] = Newest(COMMIT_IDS_KEPT)
         """Commit ids of recent versions (the root's: what decides table logs' markers)."""
         self._markers: dict[int, int] = {}
         """Deciding root version by version of the committed markers this process applied (the newest
@@ -148,7 +153,7 @@ class Log:
         """The newest deciding root version of the markers not in ``_markers``: those let go, and those
         inside the checkpoint the newest state was built from."""
         self._pending: tuple[int, log.Decision] | None = None
-        self._old_states: OrderedDict[int, LogState] = OrderedDict()
+        self._old_states: Newest[int, LogState] = Newest(OLD_STATES_KEPT)
         self._parsed: OrderedDict[int, tuple[log.Entry, int]] = OrderedDict()
         """Entries read lately, as read (PARSED_KEPT of them), with what each carries inline: a writer
         that lost its version checks the entries it lost to, and its views read their inline segments,
@@ -248,9 +253,8 @@ class Log:
         if version < 0:
             return empty(GENESIS_TIME, -1)
         with self._old_states_lock:
-            found = self._old_states.get(version)
+            found = self._old_states.touch(version)
             if found is not None:
-                self._old_states.move_to_end(version)
                 return found
         base = self._base_for(version)
         try:
@@ -265,8 +269,6 @@ class Log:
             )
         with self._old_states_lock:
             self._old_states[version] = state
-            while len(self._old_states) > 8:
-                self._old_states.popitem(last=False)
         return state
 
     def at_root_cut(self, root_version: int) -> LogState:
@@ -359,10 +361,10 @@ class Log:
         return found
 
     def _remember(self, version: int, commit_id: str) -> None:
-        _put_newest(self._commit_ids, version, commit_id, 100_000)
+        self._commit_ids[version] = commit_id
 
     def _remember_time(self, version: int, ts: datetime) -> None:
-        _put_newest(self._entry_times, version, ts, TIMES_KEPT if self.root else TABLE_TIMES_KEPT)
+        self._entry_times[version] = ts
 
     def entry_time(self, version: int) -> datetime:
         """When a commit took effect: its entry's time, or for a marker its root decision's."""
@@ -868,10 +870,3 @@ class Log:
         if error is not None:
             raise error
         raise StorageError(f"{self.fs.uri(name)}: could not be read back after a lost race")
-
-
-def _put_newest(kept: OrderedDict[int, Any], version: int, value: Any, most: int) -> None:
-    """``value`` kept for ``version``; the oldest kept let go past ``most``."""
-    kept[version] = value
-    while len(kept) > most:
-        kept.popitem(last=False)

@@ -43,6 +43,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat.errors import OperationTimeoutException, StorageError
+from gluecat.newest import Newest
 from gluecat.store import codec, conflicts, files, layout, log, placement
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
@@ -150,7 +151,7 @@ class Store:
         self._root_commit_lock = threading.RLock()  # a failed root commit fences while it holds it
         self._table_commit_locks: dict[Key, _Turn] = {}
         """The turn of each table a commit of this process is under way or waiting for."""
-        self._tables: OrderedDict[Key, Log] = OrderedDict()
+        self._tables: Newest[Key, Log] = Newest(TABLE_LOGS_KEPT)
         """The tables' logs open in this process, the least recently used first (TABLE_LOGS_KEPT)."""
         self._tables_lock = threading.Lock()
         self._background_pool: ThreadPoolExecutor | None = None
@@ -159,8 +160,8 @@ class Store:
         self._segment_cache_rows = 0
         self._recent: OrderedDict[str, pa.Table] = OrderedDict()
         self._recent_rows = 0
-        self._footers: OrderedDict[str, tuple[int, dict[bytes, bytes]]] = OrderedDict()
-        self._own: OrderedDict[str, None] = OrderedDict()
+        self._footers: Newest[str, tuple[int, dict[bytes, bytes]]] = Newest(FOOTERS_KEPT)
+        self._own: Newest[str, bool] = Newest(OWN_KEPT)
         """The newest segments this store wrote (``wrote``)."""
         self.root = Log(
             self.fs, layout.ROOT_LOG, self._read_data, checkpoint_interval=checkpoint_interval, root=True
@@ -187,9 +188,7 @@ class Store:
     def table_log(self, table: Key) -> Log:
         """A table's log (opened on first use)."""
         with self._tables_lock:
-            found = self._tables.get(table)
-            if found is not None:
-                self._tables.move_to_end(table)
+            found = self._tables.touch(table)
         if found is not None:
             return found
         opened = Log(
@@ -200,10 +199,7 @@ class Store:
             resolve=self._resolve,
         )
         with self._tables_lock:
-            found = self._tables.setdefault(table, opened)
-            while len(self._tables) > TABLE_LOGS_KEPT:
-                self._tables.popitem(last=False)
-            return found
+            return self._tables.setdefault(table, opened)
 
     def table_logs(self) -> list[Log]:
         """Every table log the warehouse holds, made by any process (those of dropped tables too)."""
@@ -423,9 +419,7 @@ class Store:
     def segment_footer(self, path: str) -> tuple[int, dict[bytes, bytes]]:
         """A segment's row count and key-value metadata, from its Parquet footer alone (cached)."""
         with self._segment_cache_lock:
-            found = self._footers.get(path)
-            if found is not None:
-                self._footers.move_to_end(path)
+            found = self._footers.touch(path)
         if found is None:
             with self._segment_cache_lock:
                 table = self._segment_cache.get(path)
@@ -444,9 +438,6 @@ class Store:
     def _keep_footer(self, path: str, footer: tuple[int, dict[bytes, bytes]]) -> None:
         with self._segment_cache_lock:
             self._footers[path] = footer
-            self._footers.move_to_end(path)
-            while len(self._footers) > FOOTERS_KEPT:
-                self._footers.popitem(last=False)
 
     def segment_exists(self, path: str) -> bool:
         """Whether a segment can still be read (an expiry may have removed a replaced one, or left a
@@ -1036,9 +1027,7 @@ class Store:
     def _written_segment(self, path: str, rows: pa.Table) -> None:
         self._keep_footer(path, (rows.num_rows, dict(rows.schema.metadata or {})))
         with self._segment_cache_lock:
-            self._own[path] = None
-            if len(self._own) > OWN_KEPT:
-                self._own.popitem(last=False)
+            self._own[path] = True
         if rows.num_rows > RECENT_SEGMENT_ROWS // 8:
             return
         with self._segment_cache_lock:

@@ -31,7 +31,6 @@ import json
 import logging
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 
 import pyarrow as pa
@@ -45,6 +44,7 @@ from gluecat.catalog.rows.segments import (
     segment_schema,
     sort_by_identity,
 )
+from gluecat.newest import Newest
 from gluecat.store import placement
 from gluecat.store.conflicts import Reads
 from gluecat.store.snapshot import Changes, Key, Snapshot, run_at
@@ -187,7 +187,7 @@ class Merger:
         self._thread: threading.Thread | None = None
         self._busy = False
         self._stopping = False
-        self._met: OrderedDict[Key, tuple[frozenset[str], dict[str, float]]] = OrderedDict()
+        self._met: Newest[Key, tuple[frozenset[str], dict[str, float]]] = Newest(MET_KEPT)
         """Row sets this process writes (``on_duty``): the segments they held when it began, and the
         oldest segments of runs it left to others, with when it first left each."""
         stop_at_exit(self)
@@ -228,12 +228,8 @@ class Merger:
         """Called after each write to row set ``key``: the first time, ``segments`` are what it held
         when this process began writing it."""
         with self._cond:
-            if key in self._met:
-                self._met.move_to_end(key)
-                return
-            self._met[key] = (frozenset(segments), {})
-            while len(self._met) > MET_KEPT:
-                self._met.popitem(last=False)
+            if self._met.touch(key) is None:
+                self._met[key] = (frozenset(segments), {})
 
     def on_duty(self, key: Key, run: tuple[str, ...]) -> bool:
         """Whether this process merges ``run`` of row set ``key`` (see the module's docstring)."""
