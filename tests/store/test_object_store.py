@@ -26,7 +26,9 @@ import pytest
 
 import gluecat
 from gluecat import Catalog, LakeFormation
-from gluecat.store import maintenance
+from gluecat.errors import StorageError
+from gluecat.store import maintenance, object_store
+from gluecat.store import store as store_module
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
@@ -386,6 +388,92 @@ def test_transient_failures_are_retried_and_a_retried_create_finds_its_own_entry
     assert fresh.table_version("db", "t") == version + 2  # exactly one commit each
     assert values(fresh) == ["a", "b"]
     assert not check(warehouse).damaged
+
+
+@pytest.fixture
+def unretried(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stores opened from here on give up on a failed request at once (the client would otherwise
+    retry it for up to two minutes): the store's own handling of a failure is what is left."""
+    monkeypatch.setattr(object_store, "_RETRIES", {"max_retries": 0})
+    monkeypatch.setattr(store_module, "INLINE_SEGMENT_BYTES", 0)  # a commit's rows in a file of their own
+
+
+def test_a_commit_whose_publication_failed_learns_whether_it_landed(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    """A create that failed is not taken for a commit that failed: its name is read back. Taken by its
+    own entry (the reply was lost), it is the commit; still free (the request was lost), it is created
+    again, so that a late arrival of the lost request finds it taken. One commit each, acknowledged."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = make(warehouse)
+    version = glue.table_version("db", "t")
+    landed = proxy.inject("drop_after", kinds=["conditional_put"], times=1)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    lost = proxy.inject("drop_before", kinds=["conditional_put"], times=1)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["b"]})
+    assert (proxy.fired(landed), proxy.fired(lost)) == (1, 1)
+    fresh = Catalog(warehouse)
+    assert fresh.table_version("db", "t") == version + 2
+    assert values(fresh) == ["a", "b"]
+    assert not check(warehouse).damaged
+
+
+def test_a_commit_that_cannot_learn_whether_it_landed_says_so_and_deletes_nothing(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    """Its create failed and the store stopped answering: the entry may be there, or may land later, so
+    the files it names stay. Here it did land: the commit is whole once the store answers again."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = make(warehouse)
+    version = glue.table_version("db", "t")
+    proxy.inject("drop_after", kinds=["conditional_put"], times=1)
+    proxy.inject("internal_error", kinds=["get", "head", "conditional_put"], skip=0)
+    with pytest.raises(StorageError, match="is not known"):
+        glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    proxy.clear_faults()
+    fresh = Catalog(warehouse)
+    assert fresh.table_version("db", "t") == version + 1
+    assert values(fresh) == ["a"]
+    assert check(warehouse).findings == []  # its segment is there
+
+
+def test_a_root_commit_whose_marker_may_have_landed_fences_it_and_commits_once(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    """A table change publishes a marker in the table's log, then the root entry that decides it. A
+    marker whose outcome could not be learnt may be there: the root version it names is fenced, so it
+    never counts, and the change is built again after it."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = make(warehouse)
+    table_log = r"/tables/[0-9a-f]+/log/"
+    proxy.inject("drop_after", kinds=["conditional_put"], key=table_log, times=1)
+    unreadable = proxy.inject("internal_error", kinds=["get"], key=table_log, times=3)
+    table = {"Name": "t", "PartitionKeys": [{"Name": "dt", "Type": "string"}], "Description": "new"}
+    glue.update_table(DatabaseName="db", TableInput=table)
+    assert proxy.fired(unreadable) == 3
+    fresh = Catalog(warehouse)
+    operations = [e.operation for e in fresh.store.log_entries(-1, fresh.store.root.latest().version)]
+    assert "FenceMarkers" in operations
+    assert fresh.get_table(DatabaseName="db", Name="t")["Table"]["Description"] == "new"
+    versions = fresh.get_table_versions(DatabaseName="db", TableName="t")["TableVersions"]
+    assert len(versions) == 2  # created, updated once
+    assert check(warehouse).findings == []
+
+
+def test_a_failed_request_is_an_os_error_that_names_the_object(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    proxy, bucket = proxied(moto_bucket)
+    fs = ObjectStoreFS.at(use(monkeypatch, bucket))
+    fs.write_new("x", b"1")
+    proxy.inject("internal_error")
+    for call in (lambda: fs.read_bytes("x"), lambda: fs.list_names(""), lambda: fs.publish("y", b"2")):
+        with pytest.raises(OSError, match=r"^s3://.*/warehouse/.*Generic S3 error") as failed:
+            call()
+        assert "\n" not in str(failed.value)  # not the client's debug dump
 
 
 def test_opening_a_table_reads_its_segments_at_once(

@@ -91,6 +91,12 @@ class HistoryExpired(StorageError):
     the caller's request, not damage, though a StorageError to callers that only tell those apart."""
 
 
+class OutcomeUnknown(StorageError):
+    """A commit's publication failed, and what its name holds could not be learnt. On an object store a
+    request given up on may still land, so nothing the entry names may be deleted: a read of the log
+    tells whether it is there."""
+
+
 class Stale(Exception):
     """Catching up met history an expiry removed (a stub, or a file an old entry names): this process
     was behind, and must rebuild from a newer checkpoint. ``reached`` is the state caught up to."""
@@ -793,7 +799,8 @@ class Log:
 
     def publish(self, version: int, data: bytes, commit_id: str, *, queued: bool = False) -> bool:
         """Whether the entry is now version ``version``: False if another commit's is (a lost race);
-        StorageError if there is none (the file system refused the write: retrying would not help).
+        StorageError if there is none (the file system refused the write: retrying would not help);
+        OutcomeUnknown if which it is could not be learnt.
 
         A name found taken is read back: a retried conditional write whose first attempt landed finds
         its own entry there, which is this commit, not a lost race."""
@@ -809,8 +816,8 @@ class Log:
                 if self.fs.publish(name, data):
                     return True
         except OSError as e:
-            return self._outcome(name, version, commit_id, e)
-        return self._outcome(name, version, commit_id, None)
+            return self._outcome(name, version, commit_id, e, data)
+        return self._outcome(name, version, commit_id, None, data)
 
     def _read_ahead(self, version: int) -> bytes:
         """Entry ``version``'s bytes, that took this process's publication, read at once with the next
@@ -846,8 +853,11 @@ class Log:
             state = newer
         return state
 
-    def _outcome(self, name: str, version: int, commit_id: str, error: OSError | None) -> bool:
-        # The create may or may not have happened: look, never guess.
+    def _outcome(self, name: str, version: int, commit_id: str, error: OSError | None, entry: bytes) -> bool:
+        # The create may or may not have happened: look, never guess. On an object store the client
+        # has retried each request already, so a few failed requests mean the store is unreachable.
+        failed: OSError | None = error
+        failures = 0
         for attempt in range(10):
             try:
                 if attempt == 0 and error is None and self.fs.takes_turns and not self.root:
@@ -857,16 +867,39 @@ class Log:
             except FileNotFoundError as e:
                 if error is None:
                     continue  # taken, then gone: an expiry's stub is being written; look again
-                raise StorageError(
-                    f"{self.fs.uri(name)}: the commit's log entry could not be written ({error})"
-                ) from e
-            except OSError:
+                if self.fs.local:  # a file system call that failed did nothing
+                    raise StorageError(
+                        f"{self.fs.uri(name)}: the commit's log entry could not be written ({error})"
+                    ) from e
+                # A request given up on may land yet: create the name again, so that it is settled
+                # now (a late request then finds it taken), and read whose it is if it was taken.
+                try:
+                    if self.fs.publish(name, entry):
+                        return True
+                    error = None
+                except OSError as again:
+                    error = failed = again
+                    failures += 1
+                    if failures == 3:
+                        break
+                continue
+            except OSError as e:
+                failed = e
+                failures += 1
+                if not self.fs.local and failures == 3:
+                    break
                 time.sleep(0.05)
                 continue
             found = log.parse(data, self.fs.uri(name), version, where=self.where)
             if found.commit_id != commit_id:
                 self.keep(found)  # what won: catching up reads it from here
             return found.commit_id == commit_id
+        if not self.fs.local:
+            raise OutcomeUnknown(
+                f"{self.fs.uri(name)}: whether the commit's log entry was written is not known "
+                f"({failed or 'it could not be read back'}); nothing it names was deleted, and a read "
+                "of the log tells whether it committed"
+            )
         if error is not None:
             raise error
         raise StorageError(f"{self.fs.uri(name)}: could not be read back after a lost race")

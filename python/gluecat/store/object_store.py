@@ -24,12 +24,19 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import obstore
-from obstore.exceptions import AlreadyExistsError, PreconditionError
+from obstore.exceptions import (
+    AlreadyExistsError,
+    BaseError,
+    PermissionDeniedError,
+    PreconditionError,
+    UnauthenticatedError,
+)
 
 from gluecat.errors import StorageError
 from gluecat.store.fs import WarehouseFS
@@ -85,63 +92,90 @@ class ObjectStoreFS(WarehouseFS):
 
     def exists(self, rel: str) -> bool:
         try:
-            obstore.head(self.store, self.key(rel))
+            with self._failures(rel):
+                obstore.head(self.store, self.key(rel))
         except FileNotFoundError:
             return False
         return True
 
     def read_bytes(self, rel: str) -> bytes:
-        return bytes(obstore.get(self.store, self.key(rel)).bytes())
+        with self._failures(rel):
+            return bytes(obstore.get(self.store, self.key(rel)).bytes())
 
     def write_new(self, rel: str, data: bytes) -> None:
         # Overwrite, not create: the name is this writer's own, and a retry of a write whose first
         # attempt landed must not fail.
-        obstore.put(self.store, self.key(rel), data, mode="overwrite", use_multipart=False)
+        with self._failures(rel):
+            obstore.put(self.store, self.key(rel), data, mode="overwrite", use_multipart=False)
 
     def publish(self, rel: str, data: bytes) -> bool:
-        try:
-            obstore.put(self.store, self.key(rel), data, mode="create", use_multipart=False)
-        except (AlreadyExistsError, PreconditionError):
-            return False
+        with self._failures(rel):
+            try:
+                obstore.put(self.store, self.key(rel), data, mode="create", use_multipart=False)
+            except (AlreadyExistsError, PreconditionError):
+                return False
         return True
 
     def replace(self, rel: str, data: bytes) -> None:
-        obstore.put(self.store, self.key(rel), data, mode="overwrite", use_multipart=False)
+        with self._failures(rel):
+            obstore.put(self.store, self.key(rel), data, mode="overwrite", use_multipart=False)
 
     def _folder(self, rel_dir: str) -> str:
         return self.key(rel_dir).rstrip("/") + "/"
 
     def list_names(self, rel_dir: str) -> list[str]:
         folder = self._folder(rel_dir)
-        listed = obstore.list_with_delimiter(self.store, folder)
+        with self._failures(rel_dir):
+            listed = obstore.list_with_delimiter(self.store, folder)
         return [m["path"][len(folder) :] for m in listed["objects"]]
 
     def list_after(self, rel_dir: str, after: str) -> list[str]:
         folder = self._folder(rel_dir)
         out = []
-        for batch in obstore.list(self.store, folder, offset=folder + after):
-            for meta in batch:
-                name = meta["path"][len(folder) :]
-                if "/" not in name:
-                    out.append(name)
+        with self._failures(rel_dir):
+            for batch in obstore.list(self.store, folder, offset=folder + after):
+                for meta in batch:
+                    name = meta["path"][len(folder) :]
+                    if "/" not in name:
+                        out.append(name)
         return sorted(out)
 
     def list_folders(self, rel_dir: str) -> list[str]:
         folder = self._folder(rel_dir)
-        listed = obstore.list_with_delimiter(self.store, folder)
+        with self._failures(rel_dir):
+            listed = obstore.list_with_delimiter(self.store, folder)
         return [p[len(folder) :].rstrip("/") for p in listed["common_prefixes"]]
 
     def delete(self, rel: str) -> None:
-        with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(FileNotFoundError), self._failures(rel):
             obstore.delete(self.store, self.key(rel))
 
     def mtime(self, rel: str) -> datetime | None:
         try:
-            meta = obstore.head(self.store, self.key(rel))
+            with self._failures(rel):
+                meta = obstore.head(self.store, self.key(rel))
         except FileNotFoundError:
             return None
         when: datetime = meta["last_modified"]
         return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+    @contextlib.contextmanager
+    def _failures(self, rel: str) -> Iterator[None]:
+        """obstore's errors as a WarehouseFS raises them: OSError (PermissionError for credentials
+        refused). The store tells a failed request from an answer by OSError: a commit whose write
+        failed reads its name back to learn whether it landed (Log.publish), and a look that failed
+        is only a look. obstore has retried what it could before it raises."""
+        try:
+            yield
+        except (PermissionDeniedError, UnauthenticatedError) as e:
+            raise PermissionError(f"{self.uri(rel)}: {_first_line(e)}") from e
+        except BaseError as e:
+            raise OSError(f"{self.uri(rel)}: {_first_line(e)}") from e
+
+
+def _first_line(e: BaseException) -> str:
+    """What an obstore error says, without the debug dump of the request it appends."""
+    return str(e).strip().split("\n", 1)[0]
 
 
 def _client_options(endpoint: str | None, ca_bundle: str | None = None) -> ClientConfig:

@@ -47,7 +47,15 @@ from gluecat.newest import Newest
 from gluecat.store import codec, conflicts, files, layout, log, placement
 from gluecat.store.codec import from_micros, to_micros
 from gluecat.store.fs import WarehouseFS
-from gluecat.store.logs import Expired, HistoryExpired, Log, LogState, Stale, marks_record
+from gluecat.store.logs import (
+    Expired,
+    HistoryExpired,
+    Log,
+    LogState,
+    OutcomeUnknown,
+    Stale,
+    marks_record,
+)
 from gluecat.store.snapshot import Changes, Key, Link, Raw, Snapshot, apply
 
 __all__ = ["COMMIT_SETTLE", "Build", "Expired", "HistoryExpired", "Stale", "Store"]
@@ -646,6 +654,8 @@ class Store:
                     published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
                         version, data, commit_id, queued=queued
                     )
+                except OutcomeUnknown:
+                    raise  # its entry may yet name the files: they stay (an expiry sweeps orphans)
                 except StorageError:
                     self._discard(written)
                     raise
@@ -871,6 +881,8 @@ class Store:
             published = (self.fs.listing_is_cheap or not self.root.gap_after(version)) and self.root.publish(
                 version, data, commit_id
             )
+        except OutcomeUnknown:
+            raise  # its entry may yet land: its files and markers stay, and the markers wait for it
         except StorageError:
             self._discard(written)
             self._abandon(markers, None)
@@ -885,14 +897,21 @@ class Store:
         return True
 
     def _publish_markers(self, markers: list[Any]) -> bool:
-        """Publish each table's marker (at once, on an object store); False if one lost its race."""
+        """Publish each table's marker (at once, on an object store); False if one lost its race, or
+        could not learn whether it landed."""
 
         def one(i: int) -> bool:
             table, where, base, entry, written, _ = markers[i]
             data, chain = log.encode(entry)
             if not self.fs.listing_is_cheap and where.gap_after(entry.version):
                 return False
-            if not where.publish(entry.version, data, entry.commit_id):
+            try:
+                if not where.publish(entry.version, data, entry.commit_id):
+                    return False
+            except OutcomeUnknown:
+                # It may be there, or land yet: its files stay, and the root version it names is
+                # fenced (_abandon), so that it never becomes a commit.
+                markers[i] = (table, where, base, entry, _Written(), "unknown")
                 return False
             markers[i] = (table, where, base, entry, written, chain)
             return True
