@@ -13,6 +13,7 @@ from azure.core.exceptions import ResourceExistsError
 from botocore.exceptions import ClientError
 from obstore.exceptions import AlreadyExistsError, GenericError
 
+from gluecat.store import object_store
 from tests.object_stores import install, servers
 
 pytestmark = pytest.mark.slow
@@ -180,3 +181,19 @@ def test_a_server_that_cannot_be_installed_says_how_to_install_it(
         servers.versitygw(),
     ):
         pass
+
+
+def test_a_gcs_emulator_named_by_storage_emulator_host_alone_is_written_without_a_token(
+    gcs_bucket: servers.GCSBucket, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Google's clients need only STORAGE_EMULATOR_HOST; so does gluecat. object_store would ask the
+    cloud's metadata server for a token before each write (apache/arrow-rs-object-store#520)."""
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_bucket.endpoint)
+    for name in ("GOOGLE_SERVICE_ACCOUNT", "GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_SERVICE_ACCOUNT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(object_store, "_RETRIES", {"max_retries": 0})
+    fs = object_store.ObjectStoreFS.at(f"gs://{gcs_bucket.bucket}/warehouse")
+    with pytest.raises(OSError, match="invalid uploadType"):  # the emulator's answer: no token asked
+        fs.publish("_log/1", b"x")
+    assert gcs_bucket.upload("warehouse/_log/2", b"y") == 200
+    assert fs.read_bytes("_log/2") == b"y"

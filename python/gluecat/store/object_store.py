@@ -22,6 +22,7 @@ Configuration is the one each store's users already have:
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import threading
 from collections.abc import Iterator
@@ -254,6 +255,14 @@ class _BotocoreCredentials:
         }
 
 
+_GOOGLE_CREDENTIALS = (
+    "GOOGLE_SERVICE_ACCOUNT",
+    "GOOGLE_SERVICE_ACCOUNT_PATH",
+    "GOOGLE_SERVICE_ACCOUNT_KEY",
+    "GOOGLE_APPLICATION_CREDENTIALS",
+)
+
+
 def _gcs_store(bucket: str) -> Any:
     from obstore.store import GCSStore
 
@@ -266,6 +275,12 @@ def _gcs_store(bucket: str) -> Any:
         endpoint = emulator if "://" in emulator else f"http://{emulator}"
         config["base_url"] = endpoint.rstrip("/")
         config["skip_signature"] = True
+        if not any(os.environ.get(name) for name in _GOOGLE_CREDENTIALS):
+            # object_store asks the cloud's metadata server for a token before each write even when it
+            # signs nothing (apache/arrow-rs-object-store#520): an account without OAuth stops it.
+            config["service_account_key"] = json.dumps(
+                {"disable_oauth": True, "client_email": "", "private_key": "", "private_key_id": ""}
+            )
     return GCSStore(bucket, config=config, client_options=_client_options(endpoint), retry_config=_RETRIES)
 
 
