@@ -463,6 +463,26 @@ def test_a_root_commit_whose_marker_may_have_landed_fences_it_and_commits_once(
     assert check(warehouse).findings == []
 
 
+def test_a_journal_append_whose_request_failed_learns_whether_it_landed(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    """The transaction journal's entries are created as a log's are: an append whose reply was lost
+    finds its own entry, one whose request was lost is created again; each record counts once."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    make(warehouse)
+    lf = LakeFormation(warehouse)
+    journal = r"/transactions/log/"
+    replies = proxy.inject("drop_after", kinds=["conditional_put"], key=journal, times=1)
+    first = lf.start_transaction()["TransactionId"]
+    requests = proxy.inject("drop_before", kinds=["conditional_put"], key=journal, times=1)
+    second = lf.start_transaction()["TransactionId"]
+    assert (proxy.fired(replies), proxy.fired(requests)) == (1, 1)
+    listed = LakeFormation(warehouse).list_transactions()["Transactions"]
+    assert sorted(t["TransactionId"] for t in listed) == sorted([first, second])
+    assert lf.commit_transaction(TransactionId=first)["TransactionStatus"] == "COMMITTED"
+
+
 def test_a_failed_request_is_an_os_error_that_names_the_object(
     moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
 ) -> None:

@@ -364,15 +364,31 @@ class ObjectJournal:
         seq = self._seq + 1
         if seq == 0:
             self.fs.mkdirs(layout.JOURNAL_LOG_DIR)
-        if not self.fs.publish(self._name(seq), data):
-            try:
-                found = self.fs.read_bytes(self._name(seq))
-            except FileNotFoundError:
-                found = b""
-            if found != data:  # not this very write, landed on a first attempt
-                raise JournalConflict(f"{self.fs.uri(self._name(seq))} was appended by another process")
+        if not self._create(self._name(seq), data):
+            raise JournalConflict(f"{self.fs.uri(self._name(seq))} was appended by another process")
         self._seq = seq
         self._size = (0 if base else self._size) + len(data)
+
+    def _create(self, name: str, data: bytes) -> bool:
+        """Whether ``name`` now holds ``data``, this write's: False if another process's entry took it.
+        A create that failed, or found the name taken, reads it back: the client's retry of a write
+        whose reply was lost finds the first attempt's entry, and a request given up on may still
+        arrive, so a name found free is created again. OSError if the store keeps failing."""
+        for attempt in range(3):
+            try:
+                if self.fs.publish(name, data):
+                    return True
+            except OSError:
+                if attempt == 2:
+                    raise
+            try:
+                return self.fs.read_bytes(name) == data
+            except FileNotFoundError:
+                continue  # free (the failed create never arrived, or not yet): create it again
+            except OSError:
+                if attempt == 2:
+                    raise
+        return False
 
     def append(self, records: list[Record], *, sync: bool) -> None:
         """Append records, in order, as one entry (within ``locked``, after a poll); JournalConflict if
