@@ -163,6 +163,7 @@ class Store:
         """The tables' logs open in this process, the least recently used first (TABLE_LOGS_KEPT)."""
         self._tables_lock = threading.Lock()
         self._background_pool: ThreadPoolExecutor | None = None
+        self._background_lock = threading.Lock()
         self._segment_cache: OrderedDict[str, pa.Table] = OrderedDict()
         self._segment_cache_lock = threading.Lock()
         self._segment_cache_rows = 0
@@ -715,7 +716,7 @@ class Store:
         turns.py); None where no thread can start (the interpreter is exiting): a note is only a hint,
         and a commit, published or not, must not fail for it."""
         try:
-            with self._tables_lock:
+            with self._background_lock:
                 if self._background_pool is None:
                     self._background_pool = ThreadPoolExecutor(2, thread_name_prefix="gluecat-turns")
                 return self._background_pool.submit(call, *args)
