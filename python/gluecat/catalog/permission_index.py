@@ -33,7 +33,7 @@ from gluecat.catalog.grants import (
     Columns,
     under,
 )
-from gluecat.store.snapshot import Key, LogState
+from gluecat.store.snapshot import Key, LogState, Snapshot
 
 Perms = tuple[frozenset[str], frozenset[str]]
 """A grant's permissions, and those of them with grant option."""
@@ -151,11 +151,11 @@ class View:
     Thrift client that sent no set_ugi): the group's grants alone."""
 
     def __init__(
-        self, index: Index, principal: str | None, staged: Index | None = None, root: Any = None
+        self, index: Index, principal: str | None, staged: Index | None = None, root: Snapshot | None = None
     ) -> None:
         self.index = index
         self.root = root
-        """The root state the grants were read from (a Snapshot; None where not known)."""
+        """The root state the grants were read from (None where not known)."""
         self.principal = principal
         self.open = index.settings is None
         self.admin = principal is not None and principal in index.admins
