@@ -44,9 +44,11 @@ from gluecat.catalog.rows.segments import (
     segment_schema,
     sort_by_identity,
 )
+from gluecat.errors import GlueError
 from gluecat.newest import Newest
 from gluecat.store import placement
 from gluecat.store.conflicts import Reads
+from gluecat.store.logs import OutcomeUnknown
 from gluecat.store.snapshot import Changes, Key, Snapshot, run_at
 from gluecat.store.store import Store
 
@@ -163,12 +165,16 @@ def merge(
             changes.reads.all_rows(key)
         return changes, True
 
-    merged = False
     try:
         merged = bool(store.commit(OPERATION, build, table=table))
-    finally:
-        if not merged:
+    except GlueError as e:
+        if not isinstance(e, OutcomeUnknown):  # refused before its entry was published
             store.discard_segment(into)
+        raise
+    # Any other failure (the interpreter interrupted, a request that failed on a disk whose every
+    # read back failed too) leaves a segment the entry may name: compaction sweeps it if none does.
+    if not merged:
+        store.discard_segment(into)
     return merged
 
 
