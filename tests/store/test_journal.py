@@ -164,6 +164,44 @@ def test_without_appends_and_locks_the_journal_is_a_log_of_objects(tmp_path: Pat
     assert open_journal(fs).poll() == (True, [{"op": "horizon", "tx": "", "time": 1}])
 
 
+def test_an_append_that_finds_its_entry_taken_and_then_freed_by_a_rewrite_is_decided_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's entry took the name, and its rewrite deleted it before this append read it
+    back: the journal has moved on (a base after the name holds all before it), so this append is a
+    conflict, decided again at the end. Created again at the freed name, it would be acknowledged and
+    then count for no one: every reader starts from the base."""
+    import pyarrow.fs as pafs
+
+    fs = WarehouseFS.open(
+        "wh", filesystem=pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()), single_writer=True
+    )
+    mine, theirs = open_journal(fs), open_journal(fs)
+    with mine.locked():
+        mine.poll()
+        mine.append([{"op": "start", "tx": "a"}], sync=True)
+    with theirs.locked():
+        theirs.poll()
+        theirs.append([{"op": "start", "tx": "b"}], sync=True)
+    publish = fs.publish
+
+    def then_rewritten(rel: str, data: bytes) -> bool:
+        monkeypatch.setattr(fs, "publish", publish)
+        created = publish(rel, data)
+        with theirs.locked():
+            theirs.rewrite([{"op": "start", "tx": "a"}, {"op": "start", "tx": "b"}])
+        return created
+
+    monkeypatch.setattr(fs, "publish", then_rewritten)
+    with mine.locked(), pytest.raises(JournalConflict):
+        mine.append([{"op": "start", "tx": "c"}], sync=True)
+    with mine.locked():
+        mine.poll()
+        mine.append([{"op": "start", "tx": "c"}], sync=True)
+    everyone = [{"op": "start", "tx": tx} for tx in "abc"]
+    assert open_journal(fs).poll() == (True, everyone)
+
+
 def test_a_handle_let_go_closes_its_descriptors(warehouse: str) -> None:
     """A journal's descriptors are plain numbers nothing else closes: a process that opens catalogs and
     lets them go (a test run, a driver opening a LakeFormation per job) must not keep two for each."""

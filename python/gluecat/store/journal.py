@@ -364,27 +364,32 @@ class ObjectJournal:
         seq = self._seq + 1
         if seq == 0:
             self.fs.mkdirs(layout.JOURNAL_LOG_DIR)
-        if not self._create(self._name(seq), data):
+        if not self._create(seq, data):
             raise JournalConflict(f"{self.fs.uri(self._name(seq))} was appended by another process")
         self._seq = seq
         self._size = (0 if base else self._size) + len(data)
 
-    def _create(self, name: str, data: bytes) -> bool:
-        """Whether ``name`` now holds ``data``, this write's: False if another process's entry took it.
-        A create that failed, or found the name taken, reads it back: the client's retry of a write
-        whose reply was lost finds the first attempt's entry, and a request given up on may still
-        arrive, so a name found free is created again. OSError if the store keeps failing."""
+    def _create(self, seq: int, data: bytes) -> bool:
+        """Whether entry ``seq`` now holds ``data``, this write's: False if another process's entry took
+        it. A create that failed, or found the name taken, reads it back: the client's retry of a write
+        whose reply was lost finds the first attempt's entry. A failed create whose name is free may
+        not have arrived: it is created again, but only at the journal's end, since a rewrite frees the
+        names below its base and an entry there counts for no one. OSError if the store keeps failing."""
+        name = self._name(seq)
         for attempt in range(3):
             try:
                 if self.fs.publish(name, data):
                     return True
+                failed = False
             except OSError:
                 if attempt == 2:
                     raise
+                failed = True
             try:
                 return self.fs.read_bytes(name) == data
             except FileNotFoundError:
-                continue  # free (the failed create never arrived, or not yet): create it again
+                if not failed or self.fs.list_after(layout.JOURNAL_LOG_DIR, f"{seq:020d}.json"):
+                    return False  # taken, then freed by a rewrite: the journal has moved on
             except OSError:
                 if attempt == 2:
                     raise
