@@ -25,13 +25,15 @@ import obstore
 import pytest
 
 import gluecat
-from gluecat import Catalog, LakeFormation
+from gluecat import Catalog, LakeFormation, cli
+from gluecat.catalog.rows import merging
 from gluecat.errors import StorageError
 from gluecat.store import maintenance, object_store
 from gluecat.store import store as store_module
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
+from tests import int_partitions
 from tests.catalog.test_transaction_processes import check_concurrent_transactions
 from tests.object_stores.fixtures import use
 from tests.store.test_concurrency import check_racing_writers
@@ -481,6 +483,66 @@ def test_a_journal_append_whose_request_failed_learns_whether_it_landed(
     listed = LakeFormation(warehouse).list_transactions()["Transactions"]
     assert sorted(t["TransactionId"] for t in listed) == sorted([first, second])
     assert lf.commit_transaction(TransactionId=first)["TransactionStatus"] == "COMMITTED"
+
+
+def test_a_create_that_arrives_after_the_client_gave_up_on_it_commits_once(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    """The client gives up on a create that is slow to arrive; the writer finds the name free and
+    creates it again; the first request then arrives, and finds the name taken. One commit."""
+    monkeypatch.setitem(object_store._TIMEOUTS, "timeout", "1s")
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = make(warehouse)
+    version = glue.table_version("db", "t")
+    slow = proxy.inject("delay", kinds=["conditional_put"], key=r"/tables/[0-9a-f]+/log/", times=1, seconds=3)
+    glue.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    assert proxy.fired(slow) == 1
+    deadline = time.monotonic() + 30
+    while not any(r["fault"] == "delay" and r["status"] for r in proxy.log()):  # it has arrived
+        assert time.monotonic() < deadline, proxy.log()
+        time.sleep(0.1)
+    assert next(r["status"] for r in proxy.log() if r["fault"] == "delay") == 412
+    fresh = Catalog(warehouse)
+    assert fresh.table_version("db", "t") == version + 1
+    assert values(fresh) == ["a"]
+    assert check(warehouse).findings == []
+
+
+def test_a_merge_whose_commit_may_have_landed_keeps_its_segment(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None
+) -> None:
+    """A merge writes its segment before its commit. A commit that cannot learn whether it landed must
+    leave the segment: here it did land, and the table reads whole once the store answers again."""
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    glue = int_partitions.make(Catalog(warehouse, background_merges=False))
+    int_partitions.add(glue, 1, 2)
+    int_partitions.add(glue, 3, 4)
+    table_log = r"/tables/[0-9a-f]+/log/"
+    proxy.inject("drop_after", kinds=["conditional_put"], key=table_log, times=1)
+    proxy.inject("internal_error", kinds=["get", "head", "conditional_put"], key=table_log)
+    with pytest.raises(StorageError, match="is not known"):
+        merging.merge(glue.store, int_partitions.KEY, whole=True)
+    proxy.clear_faults()
+    fresh = Catalog(warehouse, background_merges=False)
+    assert int_partitions.live(fresh) == [1, 2, 3, 4]
+    assert len(int_partitions.segments(fresh)) == 1  # the merge is in
+    assert check(warehouse).findings == []
+
+
+def test_fsck_on_a_store_that_does_not_answer_says_so_rather_than_calling_it_damaged(
+    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch, unretried: None, capsys: Any
+) -> None:
+    proxy, bucket = proxied(moto_bucket)
+    warehouse = use(monkeypatch, bucket)
+    make(warehouse).create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    proxy.inject("internal_error", kinds=["get"], key=r"/_gluecat/log/0+1\.json", times=1)
+    assert cli.main(["fsck", "-w", warehouse]) == 1
+    said = capsys.readouterr()
+    assert said.err.startswith("gluecat fsck: s3://") and "0001.json" in said.err, said
+    assert "damage" not in said.out + said.err
+    assert not check(warehouse).damaged  # the store answers again: the warehouse is whole
 
 
 def test_a_failed_request_is_an_os_error_that_names_the_object(

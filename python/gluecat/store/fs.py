@@ -91,6 +91,11 @@ def _queue_fd(path: str) -> Iterator[int | None]:
                     del _queues[path]
 
 
+class Unanswered(OSError):
+    """A request the store did not answer, after the client's own retries (an object store down or
+    unreachable): it says nothing of the file, which may be whole."""
+
+
 class WarehouseFS:
     """A warehouse root on some file system, with paths relative to that root ("rel" paths, always
     with "/"). Every method may raise OSError for a failure of the file system itself; a missing file is
@@ -98,6 +103,9 @@ class WarehouseFS:
 
     local: bool = False
     """A POSIX file system (the transaction journal appends and locks there)."""
+    requests_may_land_late: bool = False
+    """A request that failed may still take effect later (an object store's, given up on by its client
+    while the store still works on it); elsewhere a call that failed did nothing."""
     listing_is_cheap: bool = False
     """One listing costs no more than one look at a name (an object store's LIST returns up to a
     thousand names in one request; a local folder of a million entries is slow to list)."""

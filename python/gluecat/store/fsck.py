@@ -19,7 +19,7 @@ import pyarrow.compute as pc
 
 from gluecat.errors import StorageError
 from gluecat.store import files, layout, log, placement
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.fs import Unanswered, WarehouseFS
 from gluecat.store.snapshot import Link
 from gluecat.store.store import Store
 
@@ -132,6 +132,8 @@ def _check_log(fs: WarehouseFS, where: layout.LogLayout, report: FsckReport) -> 
             continue
         try:
             entry = log.parse(fs.read_bytes(path), fs.uri(path), v, link, where)
+        except Unanswered:
+            raise  # the store did not answer: nothing is known of the file
         except (StorageError, OSError) as e:
             report.damage(fs.uri(path), _why(e))
             link = None
@@ -207,6 +209,8 @@ def _check_checkpoints(
             if md.get("gluecat.checkpoint_version") != str(version):
                 raise StorageError(f"{uri}: not a gluecat checkpoint of version {version}")
             rows = files.read_records(data, uri)
+        except Unanswered:
+            raise  # the store did not answer: nothing is known of the file
         except (StorageError, OSError) as e:
             report.damage(uri, _why(e))
             continue

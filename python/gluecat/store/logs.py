@@ -867,7 +867,7 @@ class Log:
             except FileNotFoundError as e:
                 if error is None:
                     continue  # taken, then gone: an expiry's stub is being written; look again
-                if self.fs.local:  # a file system call that failed did nothing
+                if not self.fs.requests_may_land_late:  # a call that failed did nothing
                     raise StorageError(
                         f"{self.fs.uri(name)}: the commit's log entry could not be written ({error})"
                     ) from e
@@ -886,7 +886,7 @@ class Log:
             except OSError as e:
                 failed = e
                 failures += 1
-                if not self.fs.local and failures == 3:
+                if self.fs.requests_may_land_late and failures == 3:
                     break
                 time.sleep(0.05)
                 continue
@@ -894,11 +894,11 @@ class Log:
             if found.commit_id != commit_id:
                 self.keep(found)  # what won: catching up reads it from here
             return found.commit_id == commit_id
-        if not self.fs.local:
+        if self.fs.requests_may_land_late:
             raise OutcomeUnknown(
-                f"{self.fs.uri(name)}: whether the commit's log entry was written is not known "
+                f"{self.fs.uri(name)}: whether this log entry was written is not known "
                 f"({failed or 'it could not be read back'}); nothing it names was deleted, and a read "
-                "of the log tells whether it committed"
+                "of the log tells whether it is there"
             )
         if error is not None:
             raise error

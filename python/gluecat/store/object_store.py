@@ -34,13 +34,16 @@ import obstore
 from obstore.exceptions import (
     AlreadyExistsError,
     BaseError,
+    InvalidPathError,
+    NotSupportedError,
     PermissionDeniedError,
     PreconditionError,
     UnauthenticatedError,
+    UnknownConfigurationKeyError,
 )
 
 from gluecat.errors import StorageError
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.fs import Unanswered, WarehouseFS
 
 if TYPE_CHECKING:
     from obstore.store import AzureConfig, ClientConfig, GCSConfig, RetryConfig, S3Config
@@ -59,6 +62,7 @@ class ObjectStoreFS(WarehouseFS):
     listing_is_cheap = True
     parallelism = 16
     takes_turns = True
+    requests_may_land_late = True
 
     def __init__(self, store: Any, scheme: str, bucket: str, prefix: str) -> None:
         self.store = store
@@ -163,15 +167,18 @@ class ObjectStoreFS(WarehouseFS):
     @contextlib.contextmanager
     def _failures(self, rel: str) -> Iterator[None]:
         """obstore's errors as a WarehouseFS raises them: OSError (PermissionError for credentials
-        refused). The store tells a failed request from an answer by OSError: a commit whose write
-        failed reads its name back to learn whether it landed (Log.publish), and a look that failed
-        is only a look. obstore has retried what it could before it raises."""
+        refused, Unanswered for a request that failed; StorageError for what no retry can help, a
+        store that cannot do what was asked). The store tells a failed request from an answer by
+        OSError: a commit whose write failed reads its name back to learn whether it landed
+        (Log.publish), and a look that failed is only a look. obstore has retried what it could."""
         try:
             yield
         except (PermissionDeniedError, UnauthenticatedError) as e:
             raise PermissionError(f"{self.uri(rel)}: {_first_line(e)}") from e
+        except (NotSupportedError, InvalidPathError, UnknownConfigurationKeyError) as e:
+            raise StorageError(f"{self.uri(rel)}: {_first_line(e)}") from e  # no retry can help
         except BaseError as e:
-            raise OSError(f"{self.uri(rel)}: {_first_line(e)}") from e
+            raise Unanswered(f"{self.uri(rel)}: {_first_line(e)}") from e
 
 
 def _first_line(e: BaseException) -> str:

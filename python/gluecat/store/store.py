@@ -58,7 +58,7 @@ from gluecat.store.logs import (
 )
 from gluecat.store.snapshot import Changes, Key, Link, Raw, Snapshot, apply
 
-__all__ = ["COMMIT_SETTLE", "Build", "Expired", "HistoryExpired", "Stale", "Store"]
+__all__ = ["COMMIT_SETTLE", "Build", "Expired", "HistoryExpired", "OutcomeUnknown", "Stale", "Store"]
 
 T = TypeVar("T")
 R = TypeVar("R")
