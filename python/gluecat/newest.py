@@ -35,7 +35,8 @@ class Newest(OrderedDict[K, V]):
                 break
 
     def touch(self, key: K) -> V | None:
-        """The value kept for ``key`` (None if none is), made the newest."""
+        """The value kept for ``key`` (None if none is), made the newest. A memo that keeps None as a
+        value tells it from a miss with ``in``, not with this."""
         try:
             self.move_to_end(key)
         except KeyError:
