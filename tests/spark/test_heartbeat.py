@@ -46,3 +46,22 @@ def test_the_heartbeat_lets_go_of_transactions_that_ended_and_keeps_the_others()
     assert set(beat._due) == {"live"}
     assert lf.extended.count("live") >= 2
     beat.remove("live")
+
+
+def test_a_stopped_heartbeat_beats_no_more_and_its_thread_ends() -> None:
+    """At the interpreter's exit (gluecat/catalog/background.py) the heartbeat is stopped: a beat cut
+    off by the finalisation inside the object store's client would abort the process. The beat under
+    way ends, none follows, and a job begun after starts none."""
+    lf = FakeLakeFormation(ended=set(), flaky=set())
+    beat = _Heartbeat()
+    beat.add(lf, "job")  # type: ignore[arg-type]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not lf.extended:
+        time.sleep(0.01)
+    thread = beat._thread
+    beat.stop()
+    assert thread is not None and not thread.is_alive()
+    beats = len(lf.extended)
+    time.sleep(3 * lf.transaction_timeout / 3)  # three beats' time
+    beat.add(lf, "later")  # type: ignore[arg-type]
+    assert len(lf.extended) == beats and beat._thread is None

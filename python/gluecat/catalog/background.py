@@ -1,5 +1,5 @@
-"""The catalog's background threads (merges, refolds, the transactions' janitor), let end before the
-interpreter finalises.
+"""The catalog's background threads (merges, refolds, the transactions' janitor, Spark jobs' heartbeat),
+let end before the interpreter finalises.
 
 Finalisation ends a daemon thread that takes the interpreter lock back by unwinding it; one cut off
 inside pyarrow's C++ aborts the process ("FATAL: exception not rethrown"), after a job that did all its
@@ -36,7 +36,7 @@ def stop_at_exit(owner: Owner) -> None:
 @atexit.register
 def _stop_all() -> None:
     # Until none is new: an owner's last work may start another's (a merge's commit, a refold), and a
-    # daemon thread (a Spark job's heartbeat, a server's loop) may still be calling the catalog.
+    # daemon thread (a server's loop) may still be calling the catalog.
     stopped: weakref.WeakSet[Owner] = weakref.WeakSet()
     while True:
         with _LOCK:

@@ -35,6 +35,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 from gluecat import LakeFormation, locations
+from gluecat.catalog.background import stop_at_exit
 from gluecat.catalog.governed import WAREHOUSE_VERSION
 from gluecat.catalog.objects import canonical_value, is_governed, keys_of
 from gluecat.catalog.transactions import DEFAULT_TIMEOUT_SECONDS, STALE_COMMIT_SECONDS
@@ -116,10 +117,14 @@ class _Heartbeat:
         self._lock = threading.Lock()
         self._due: dict[str, tuple[LakeFormationClient, float]] = {}
         self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        stop_at_exit(self)
 
     def add(self, lf: LakeFormationClient, tx: str) -> None:
         with self._lock:
             self._due[tx] = (lf, time.monotonic() + lf.transaction_timeout / 3)
+            if self._stopping.is_set():
+                return
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._loop, name="gluecat-heartbeat", daemon=True)
                 self._thread.start()
@@ -128,8 +133,17 @@ class _Heartbeat:
         with self._lock:
             self._due.pop(tx, None)
 
+    def stop(self) -> None:
+        """Beat no more (the interpreter is exiting: a beat cut off inside the object store's client
+        would abort the process). A beat under way ends first; the jobs' transactions then idle out."""
+        self._stopping.set()
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout=60)
+
     def _loop(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             with self._lock:
                 if not self._due:
                     self._thread = None
@@ -149,7 +163,9 @@ class _Heartbeat:
                     self.remove(tx)
                 except GlueError:
                     pass  # a passing failure: the next beat tries again
-            time.sleep(min(max(wait, 0.05), 1.0))
+            self._stopping.wait(min(max(wait, 0.05), 1.0))
+        with self._lock:
+            self._thread = None
 
 
 @dataclass
