@@ -15,7 +15,7 @@ from gluecat.catalog.context import (
     records_unchanged_since,
     require_database,
 )
-from gluecat.catalog.tables import drop_table_changes
+from gluecat.catalog.removals import drop_table_changes
 from gluecat.catalog.tags import drop_changes, put_changes
 from gluecat.errors import (
     AlreadyExistsException,

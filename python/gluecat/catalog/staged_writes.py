@@ -17,6 +17,7 @@ from typing import Any
 
 from gluecat.catalog.context import TABLE
 from gluecat.catalog.objects import ObjectWrite
+from gluecat.catalog.removals import drop_table_changes, reshaped_rows_changes
 from gluecat.store import codec
 from gluecat.store.snapshot import Changes, Key, Raw, Snapshot, overlay
 
@@ -39,8 +40,6 @@ def with_table_write(snap: Snapshot, w: dict[str, Any], source: str) -> Snapshot
 
 def table_changes(snap: Snapshot, w: dict[str, Any], changes: Changes) -> None:
     """Add a staged table write's changes, made against ``snap``, to ``changes``."""
-    from gluecat.catalog.tables import drop_table_changes, reshaped_rows_changes
-
     if w.get("drop"):
         database, name = w["table"]
         if snap.get(TABLE, (database, name)) is not None:

@@ -15,7 +15,7 @@ from typing import Any
 import re2
 
 from gluecat import locations
-from gluecat.catalog import access, grants, iceberg, indexes, objects, paging, partitions, statistics, tags
+from gluecat.catalog import access, grants, iceberg, indexes, objects, paging, partitions, statistics
 from gluecat.catalog.context import (
     COLUMN_STATISTICS,
     DATABASE,
@@ -32,7 +32,7 @@ from gluecat.catalog.context import (
     require_table,
     require_table_at,
 )
-from gluecat.catalog.objects import rows_key
+from gluecat.catalog.removals import drop_table_changes, reshaped_rows_changes
 from gluecat.catalog.staged_writes import staged_table_write
 from gluecat.errors import (
     AlreadyExistsException,
@@ -254,22 +254,6 @@ def update_table(
     _write(ctx, "UpdateTable", transaction_id, (database, name), build)
 
 
-def reshaped_rows_changes(snap: Snapshot, old: dict[str, Any], new: dict[str, Any], changes: Changes) -> None:
-    """Add to ``changes`` the removal of a table's row sets (its partitions' and its objects' segments)
-    when an update changes its number of partition keys.
-
-    That is allowed only while the table holds neither (indexes.check_table_update,
-    objects.check_key_change), so its segments hold only deletions and the rows they deleted. Left in
-    place, rows of two numbers of values would share a row set, which no fold or merge reads: the
-    table's next partition read, write or compaction failed."""
-    if partition_key_count(old) == partition_key_count(new):
-        return
-    database, name = old["DatabaseName"], old["Name"]
-    for key in ((database, name), rows_key(database, name)):
-        for path in snap.table_segments(key):
-            changes.segment_removes.append((key, path))
-
-
 def _holds_objects(ctx: Context, snap: Snapshot, table: dict[str, Any], transaction_id: str | None) -> bool:
     """Whether ``table`` holds objects at ``snap``, with the transaction's own object writes."""
     n_keys = partition_key_count(table)
@@ -279,26 +263,6 @@ def _holds_objects(ctx: Context, snap: Snapshot, table: dict[str, Any], transact
         own = txs.own_objects(txs.get(transaction_id), (table["DatabaseName"], table["Name"]))
         view = objects.with_writes(view, n_keys, own, f"transaction {transaction_id}")
     return view.count() > 0
-
-
-def drop_table_changes(snap: Snapshot, database: str, name: str, changes: Changes) -> None:
-    """Add to ``changes`` the removal of a table and everything that belongs to it."""
-    prefix = (database, name)
-    for index_key in snap.keys_with_prefix(PARTITION_INDEX, prefix):
-        if (snap.get(PARTITION_INDEX, index_key) or {}).get("IndexStatus") == "CREATING":
-            raise ResourceNotReadyException(
-                f"Table {database}.{name} cannot be deleted while its partition index {index_key[2]} is CREATING"
-            )
-        changes.delete(PARTITION_INDEX, index_key)
-    changes.delete(TABLE, prefix)
-    for kind in (TABLE_VERSION, COLUMN_STATISTICS, PARTITION_COLUMN_STATISTICS):
-        for key in snap.keys_with_prefix(kind, prefix):
-            changes.delete(kind, key)
-    for key in (prefix, rows_key(database, name)):
-        for path in snap.table_segments(key):
-            changes.segment_removes.append((key, path))
-    tags.drop_changes(snap, ("table", database, name), changes)
-    grants.dropped_table(snap, database, name, changes)
 
 
 def delete_table(
