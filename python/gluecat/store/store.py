@@ -253,7 +253,7 @@ class Store:
         """The newest committed state, including other processes' commits made up to now: the root's
         (one look), and each table's at the same moment when first read (one look each)."""
         root = self.root.latest()
-        return self._snapshot(root, functools.partial(self._table_at, root_version=root.version, until=None))
+        return self._snapshot(root, functools.partial(self._table_at, root=root, until=None))
 
     def latest_for(self, table: Key) -> Snapshot:
         """The newest committed state of one table (one look at its log, the only I/O when nothing
@@ -298,7 +298,7 @@ class Store:
         if root.version < self.root.state.version:
             before_next = self.root.entry_time(root.version + 1) - timedelta(microseconds=1)
             until = before_next if until is None else min(until, before_next)
-        return self._snapshot(root, functools.partial(self._table_at, root_version=root.version, until=until))
+        return self._snapshot(root, functools.partial(self._table_at, root=root, until=until))
 
     def as_of(self, when: datetime) -> Snapshot:
         """The state as of a time: after the last commit of each log made at or before it."""
@@ -306,13 +306,15 @@ class Store:
             when = when.replace(tzinfo=UTC)
         _settle(when)
         root = self.root.as_of(when)
-        return self._snapshot(root, functools.partial(self._table_at, root_version=root.version, until=when))
+        return self._snapshot(root, functools.partial(self._table_at, root=root, until=when))
 
-    def _table_at(self, table: Key, *, root_version: int, until: datetime | None) -> LogState:
+    def _table_at(self, table: Key, *, root: LogState, until: datetime | None) -> LogState:
+        # With the root state in hand: asking the root log for it by version rebuilds it from a
+        # checkpoint once other processes' commits have moved the log on (seconds on an object store).
         log_ = self.table_log(table)
         if until is not None:
             _settle(until)
-        cut = self._whole(table, log_.at_root_cut(root_version), self.root.at_version(root_version))
+        cut = self._whole(table, log_.at_root_cut(root.version), root)
         if until is None or cut.timestamp <= until:
             return cut
         by_time = log_.as_of(until)
@@ -809,9 +811,7 @@ class Store:
             for attempt in range(self.max_attempts):
                 commit_id = uuid.uuid4().hex  # one per attempt: an attempt's markers name it
                 root = self.root.latest()
-                snap = self._snapshot(
-                    root, functools.partial(self._table_at, root_version=root.version, until=None)
-                )
+                snap = self._snapshot(root, functools.partial(self._table_at, root=root, until=None))
                 changes, result = build(snap)
                 if changes.is_empty():
                     return result, -1
