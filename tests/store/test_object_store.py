@@ -316,6 +316,20 @@ def test_a_snapshot_attaches_a_table_with_the_root_it_holds_not_one_rebuilt_by_v
     assert state is not None and state.get("table", ("db", "t"))["Name"] == "t"
 
 
+TABLE_CHANGES = """
+import sys, time
+from gluecat import Catalog
+warehouse, table, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+glue = Catalog(warehouse, background_merges=False)
+time.sleep(max(0.0, start - time.time()))
+n = 0
+while time.time() < end:
+    glue.update_table(DatabaseName="db", TableInput={"Name": table, "Description": str(n)})
+    print(time.time(), flush=True)
+    n += 1
+"""
+
+
 def test_writers_of_table_changes_committing_back_to_back_take_turns(
     moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -328,11 +342,11 @@ def test_writers_of_table_changes_committing_back_to_back_take_turns(
     start = time.time() + 2.0  # both have opened the warehouse by then
     writers = {
         table: subprocess.Popen(
-            [sys.executable, str(WRITER), "updates", warehouse, table, str(start), str(start + 4.0)],
+            [sys.executable, "-c", TABLE_CHANGES, warehouse, table, str(start), str(start + 4.0)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env={**os.environ, "PYTHONPATH": str(PYTHON_DIR)},
+            env={**os.environ, "PYTHONPATH": f"{PYTHON_DIR}:{PYTHON_DIR.parent}"},
         )
         for table in ("t", "u")
     }

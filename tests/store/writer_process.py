@@ -3,7 +3,6 @@
     python writer_process.py mixed WAREHOUSE WORKER SEED OPS TABLES   # concurrency: JSON lines of outcomes
     python writer_process.py stream WAREHOUSE RUN                      # crash: prints ACK lines until killed
     python writer_process.py partitions WAREHOUSE WORKER SEED OPS      # concurrency: JSON lines of outcomes
-    python writer_process.py updates WAREHOUSE TABLE START END         # turns: a time per UpdateTable
 
 Every line is printed and flushed only after the call returned, so what the parent reads is exactly
 what the catalog acknowledged.
@@ -14,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import sys
-import time
 from typing import Any
 
 from gluecat import Catalog, GlueError
@@ -148,19 +146,6 @@ def partitions(warehouse: str, worker: int, seed: int, ops: int) -> None:
             added.append(values)
 
 
-def updates(warehouse: str, table: str, start: float, end: float) -> None:
-    """UpdateTable of ``table`` back to back from ``start`` to ``end`` (epoch seconds): the time of each
-    acknowledged one, whose Description is its number (0, 1, ...)."""
-    catalog = Catalog(warehouse, background_merges=False)
-    time.sleep(max(0.0, start - time.time()))
-    n = 0
-    while time.time() < end:
-        catalog.update_table(DatabaseName=DATABASE, TableInput={"Name": table, "Description": str(n)})
-        sys.stdout.write(f"{time.time()}\n")
-        sys.stdout.flush()
-        n += 1
-
-
 def main(argv: list[str]) -> None:
     mode, warehouse = argv[0], argv[1]
     if mode == "mixed":
@@ -169,8 +154,6 @@ def main(argv: list[str]) -> None:
         partitions(warehouse, int(argv[2]), int(argv[3]), int(argv[4]))
     elif mode == "stream":
         stream(warehouse, int(argv[2]))
-    elif mode == "updates":
-        updates(warehouse, argv[2], float(argv[3]), float(argv[4]))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 
