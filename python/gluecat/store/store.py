@@ -648,8 +648,10 @@ class Store:
                     prev=base.link.chain,
                 )
                 data, chain = log.encode(entry)
-                if self.fs.takes_turns:
-                    self._read_note_if_due(where)
+                if self.fs.takes_turns and where.turns.check_due():
+                    reading = self._in_background(self.fs.read_or_none, where.where.note_path)
+                    if reading is not None:
+                        where.turns.reading(reading)
                 started = time.monotonic()
                 try:
                     published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
@@ -696,14 +698,6 @@ class Store:
                 logger.debug("a look at %r failed: %s", where, e)
                 found = False
             wait = where.turns.looked(found, time.monotonic() - started)
-
-    def _read_note_if_due(self, where: Log) -> None:
-        """Before a publication by a writer that keeps winning: now and then, read whether others wait
-        for the log (their note, on a background thread: turns.py)."""
-        if where.turns.check_due():
-            reading = self._in_background(self.fs.read_or_none, where.where.note_path)
-            if reading is not None:
-                where.turns.reading(reading)
 
     def _took_turn(self, where: Log, seconds: float, won: bool) -> None:
         """After a publication to a table's log: its time, and on a lost race a note that this process
@@ -884,8 +878,10 @@ class Store:
             prev=root.link.chain,
         )
         data, chain = log.encode(entry)
-        if self.fs.takes_turns:
-            self._read_note_if_due(self.root)
+        if self.fs.takes_turns and self.root.turns.check_due():
+            reading = self._in_background(self.fs.read_or_none, self.root.where.note_path)
+            if reading is not None:
+                self.root.turns.reading(reading)
         started = time.monotonic()
         try:
             # A later entry without this one is a gap left by a deleted entry: publishing here would
