@@ -316,56 +316,6 @@ def test_a_snapshot_attaches_a_table_with_the_root_it_holds_not_one_rebuilt_by_v
     assert state is not None and state.get("table", ("db", "t"))["Name"] == "t"
 
 
-TABLE_CHANGES = """
-import sys, time
-from gluecat import Catalog
-warehouse, table, start, end = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
-glue = Catalog(warehouse, background_merges=False)
-time.sleep(max(0.0, start - time.time()))
-n = 0
-while time.time() < end:
-    glue.update_table(DatabaseName="db", TableInput={"Name": table, "Description": str(n)})
-    print(time.time(), flush=True)
-    n += 1
-"""
-
-
-def test_writers_of_table_changes_committing_back_to_back_take_turns(
-    moto_bucket: Any, proxied: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Changes of tables (UpdateTable here, of two tables, by two processes) are decided by the root
-    log, whose writers take turns as a table's do: before, the process that had won the last version
-    won nearly every one (on S3, 4 processes: 1, 1, 1 and 56 commits in 8 s; now 5 to 12 each)."""
-    _, bucket = proxied(moto_bucket, latency=0.01)
-    warehouse = use(monkeypatch, bucket)
-    make(warehouse, tables=("t", "u"))
-    start = time.time() + 2.0  # both have opened the warehouse by then
-    writers = {
-        table: subprocess.Popen(
-            [sys.executable, "-c", TABLE_CHANGES, warehouse, table, str(start), str(start + 4.0)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": f"{PYTHON_DIR}:{PYTHON_DIR.parent}"},
-        )
-        for table in ("t", "u")
-    }
-    made = {}
-    for table, writer in writers.items():
-        out, err = writer.communicate(timeout=120)
-        assert writer.returncode == 0, err
-        made[table] = [float(line) for line in out.split()]
-    fewer, more = sorted(len(m) for m in made.values())
-    assert fewer >= 0.25 * (fewer + more), made  # without turns, one of them made 1
-    fresh = Catalog(warehouse)
-    for table in ("t", "u"):
-        got = fresh.get_table(DatabaseName="db", Name=table)["Table"]
-        assert got["Description"] == str(len(made[table]) - 1)
-    listed = obstore.list(moto_bucket.store(), "warehouse/_gluecat/").collect()
-    assert "warehouse/_gluecat/waiting" in [o["path"] for o in listed]  # the root's note
-    assert check(warehouse).findings == []  # which is no part of the warehouse's state
-
-
 def test_a_failed_look_for_another_writers_turn_fails_no_commit(
     moto_bucket: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:

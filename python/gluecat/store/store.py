@@ -809,8 +809,6 @@ class Store:
     def _commit_to_root(self, operation: str, build: Build[T]) -> tuple[T, int]:
         with self._root_commit_lock:
             for attempt in range(self.max_attempts):
-                if attempt == 0 and self.fs.takes_turns:
-                    self._offer_turn(self.root)  # writers of the root take turns as a table's do
                 commit_id = uuid.uuid4().hex  # one per attempt: an attempt's markers name it
                 root = self.root.latest()
                 snap = self._snapshot(root, functools.partial(self._table_at, root=root, until=None))
@@ -878,11 +876,6 @@ class Store:
             prev=root.link.chain,
         )
         data, chain = log.encode(entry)
-        if self.fs.takes_turns and self.root.turns.check_due():
-            reading = self._in_background(self.fs.read_or_none, self.root.where.note_path)
-            if reading is not None:
-                self.root.turns.reading(reading)
-        started = time.monotonic()
         try:
             # A later entry without this one is a gap left by a deleted entry: publishing here would
             # put this commit under entries made without it.
@@ -895,8 +888,6 @@ class Store:
             self._discard(written)
             self._abandon(markers, None)
             raise
-        if self.fs.takes_turns:
-            self._took_turn(self.root, time.monotonic() - started, published)
         if not published:
             self._discard(written)
             self._abandon(markers, None)  # the root's version is another commit's: they count for nothing
