@@ -3,6 +3,7 @@
     python writer_process.py mixed WAREHOUSE WORKER SEED OPS TABLES   # concurrency: JSON lines of outcomes
     python writer_process.py stream WAREHOUSE RUN                      # crash: prints ACK lines until killed
     python writer_process.py partitions WAREHOUSE WORKER SEED OPS      # concurrency: JSON lines of outcomes
+    python writer_process.py updates WAREHOUSE TABLE WORKER SECONDS    # turns: one line per UpdateTable
 
 Every line is printed and flushed only after the call returned, so what the parent reads is exactly
 what the catalog acknowledged.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import random
 import sys
+import time
 from typing import Any
 
 from gluecat import Catalog, GlueError
@@ -146,12 +148,31 @@ def partitions(warehouse: str, worker: int, seed: int, ops: int) -> None:
             added.append(values)
 
 
+def updates(warehouse: str, table: str, worker: int, seconds: float) -> None:
+    """UpdateTable of ``table`` back to back for ``seconds``, each acknowledged one reported with the
+    Description it set. It prints a ready line once the warehouse is open and begins at the line the
+    parent then writes, so that writers begin together."""
+    catalog = Catalog(warehouse, background_merges=False)
+    catalog.get_table(DatabaseName=DATABASE, Name=table)
+    emit({"ready": True})
+    sys.stdin.readline()
+    ends = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < ends:
+        description = f"w{worker}-{n}"
+        catalog.update_table(DatabaseName=DATABASE, TableInput={"Name": table, "Description": description})
+        emit({"description": description})
+        n += 1
+
+
 def main(argv: list[str]) -> None:
     mode, warehouse = argv[0], argv[1]
     if mode == "mixed":
         mixed(warehouse, int(argv[2]), int(argv[3]), int(argv[4]), int(argv[5]))
     elif mode == "partitions":
         partitions(warehouse, int(argv[2]), int(argv[3]), int(argv[4]))
+    elif mode == "updates":
+        updates(warehouse, argv[2], int(argv[3]), float(argv[4]))
     elif mode == "stream":
         stream(warehouse, int(argv[2]))
     else:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import dataclasses
 import functools
 import logging
 import random
@@ -133,6 +134,11 @@ class _Written:
         self.inline: list[tuple[str, pa.Table]] = []
         """The segments carried in the entry, with their rows: cached only once the entry is published,
         for until then their names may be another process's (they name the version tried for)."""
+
+
+class _RootMoved(Exception):
+    """A root commit read a table whose log a newer root decided (Store._table_to_change). Not a
+    GlueError: builds let it through."""
 
 
 class Store:
@@ -319,6 +325,23 @@ class Store:
             return cut
         by_time = log_.as_of(until)
         return by_time if by_time.version <= cut.version else cut
+
+    def _table_to_change(
+        self, table: Key, *, root: LogState, looked: bool, building: threading.Event
+    ) -> LogState:
+        """A table's state for a root commit built on ``root``: its latest (``looked``), or as this
+        process knows it, with the entries it has read since (a marker of its own that the root did
+        not take, when the commit lost a race). _RootMoved if a newer root decided a marker in it:
+        the commit could not be published after ``root``, and cutting the table back to ``root``
+        may read the log from a checkpoint. Once the commit is built (``building`` cleared), what a
+        snapshot kept from it attaches is a reader's."""
+        if not building.is_set():
+            return self._table_at(table, root=root, until=None)
+        where = self.table_log(table)
+        state = where.latest() if looked else where.caught_up(where.state)
+        if state.decided > root.version:
+            raise _RootMoved
+        return self._whole(table, state, root)
 
     def _whole(self, table: Key, state: LogState, root: LogState) -> LogState:
         """``state`` of a table's log, checked to hold every marker ``root`` committed there: a table log
@@ -808,23 +831,67 @@ class Store:
 
     def _commit_to_root(self, operation: str, build: Build[T]) -> tuple[T, int]:
         with self._root_commit_lock:
+            lost: LogState | None = None
             for attempt in range(self.max_attempts):
+                if attempt == 0 and self.fs.takes_turns:
+                    self._offer_turn(self.root)  # writers of the root take turns as a table's do
                 commit_id = uuid.uuid4().hex  # one per attempt: an attempt's markers name it
-                root = self.root.latest()
-                snap = self._snapshot(root, functools.partial(self._table_at, root=root, until=None))
-                changes, result = build(snap)
+                # After a lost race, built again on the entry that won, read back by the lost
+                # publication, and on the tables as last read, without a look (a round trip each on
+                # an object store): a loser publishes again within the turn the winner offers it
+                # (turns.py). A publication after stale state does not land.
+                root = self.root.latest() if lost is None else lost
+                building = threading.Event()
+                building.set()
+                snap = self._snapshot(
+                    root,
+                    functools.partial(
+                        self._table_to_change, root=root, looked=lost is None, building=building
+                    ),
+                )
+                try:
+                    changes, result = build(snap)
+                except _RootMoved:
+                    newer = self.root.caught_up(self.root.state)  # resolving the table's markers read it
+                    lost = newer if newer.version > root.version else self.root.latest()
+                    continue
+                except Exception:
+                    if lost is None:
+                        raise
+                    lost = None  # an answer from state not looked at: build again on the log's
+                    continue
+                finally:
+                    building.clear()
                 if changes.is_empty():
-                    return result, -1
-                if self._publish_to_root(operation, root, snap, changes, commit_id):
+                    if lost is None:
+                        return result, -1
+                    lost = None
+                    continue
+                if self._publish_to_root(operation, root, snap, changes, commit_id, looked=lost is None):
                     return result, root.version + 1
-                time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+                newer = self.root.caught_up(self.root.state)  # what took the version, read back
+                lost = newer if newer.version > root.version else None
+                if lost is None:
+                    time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
+                elif self.fs.takes_turns:
+                    time.sleep(self.root.turns.backoff())  # losers, a round trip from the next version
         raise OperationTimeoutException(
             f"{operation}: gave up after {self.max_attempts} attempts to commit against concurrent writers"
         )
 
     def _publish_to_root(
-        self, operation: str, root: LogState, snap: Snapshot, changes: Changes, commit_id: str
+        self,
+        operation: str,
+        root: LogState,
+        snap: Snapshot,
+        changes: Changes,
+        commit_id: str,
+        *,
+        looked: bool,
     ) -> bool:
+        """Publish a root commit (and its markers in the tables' logs it changes) after ``root``;
+        whether it landed. ``looked``: whether the tables it changes were read from a look at their
+        logs, else their state as this process knew it (a marker after stale state does not land)."""
         version = root.version + 1
         root_changes, table_changes = _split(changes, snap.sharded)
         markers: list[tuple[Key, Log, LogState, log.Entry, _Written, str]] = []
@@ -837,9 +904,12 @@ class Store:
                     base = attached.get(table)
                     if base is None:
                         base = self._settled(where)
-                    elif where.latest().version != base.version or where.pending is not None:
-                        # The table moved on since it was read (or another commit's marker waits for
-                        # the root): build again once it has settled.
+                    elif (
+                        looked and len(table_changes) > 1 and where.latest().version != base.version
+                    ) or where.pending is not None:
+                        # Another commit's marker waits for the root, or (markers in several tables,
+                        # which a fence undoes if only some land) the table moved on since it was read:
+                        # build again once it has settled. One marker's put-if-absent says so itself.
                         self._abandon(markers, None)
                         self._settled(where)
                         return False
@@ -856,6 +926,8 @@ class Store:
                     )
                     markers.append((table, where, base, entry, marker_written, ""))
                 if not self._publish_markers(markers):
+                    if self.fs.takes_turns:
+                        self._took_turn(self.root, 0.0, False)  # lost to another root commit's marker
                     return self._abandon(markers, version)
             self._write_files(root_changes, commit_id, layout.ROOT_LOG, version, written)
         except BaseException as e:
@@ -876,6 +948,11 @@ class Store:
             prev=root.link.chain,
         )
         data, chain = log.encode(entry)
+        if self.fs.takes_turns and self.root.turns.check_due():
+            reading = self._in_background(self.fs.read_or_none, self.root.where.note_path)
+            if reading is not None:
+                self.root.turns.reading(reading)
+        started = time.monotonic()
         try:
             # A later entry without this one is a gap left by a deleted entry: publishing here would
             # put this commit under entries made without it.
@@ -888,6 +965,8 @@ class Store:
             self._discard(written)
             self._abandon(markers, None)
             raise
+        if self.fs.takes_turns:
+            self._took_turn(self.root, time.monotonic() - started, published)
         if not published:
             self._discard(written)
             self._abandon(markers, None)  # the root's version is another commit's: they count for nothing
@@ -909,6 +988,9 @@ class Store:
             try:
                 if not where.publish(entry.version, data, entry.commit_id):
                     return False
+                # Kept, as if read: if the root's version is lost, the next attempt builds on the
+                # table's state after it (Log.caught_up), a marker that counts for nothing.
+                where.keep(dataclasses.replace(entry, chain=chain))
             except OutcomeUnknown:
                 # It may be there, or land yet: its files stay, and the root version it names is
                 # fenced (_abandon), so that it never becomes a commit.
