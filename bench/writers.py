@@ -12,6 +12,8 @@
   writer, and object-store requests per commit (counted by the proxy).
 - s3 also runs boto3 clients, each a process of its own, of one ``gluecat serve`` on the S3 warehouse
   (one client; eight), creating partitions in one table.
+- s3 also runs writers of table definitions (UpdateTable: decided by the root log, with a marker in the
+  table's log): one writer; four on four tables; four on one table.
 - Both also run their one-table case as threads of one process (a catalog server's writers): those share
   a commit when they write at once (the in-process group commit), which processes cannot.
 - delta: the same-run peer, delta-rs (``deltalake``) appending one row per commit to a Delta table on
@@ -44,6 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 WARMUP = 1.0
+KEYS = [{"Name": "k", "Type": "string"}]
 
 
 def worker(args: argparse.Namespace) -> None:
@@ -54,6 +57,10 @@ def worker(args: argparse.Namespace) -> None:
     table, batch = args.table, args.batch
 
     def commit(n: int) -> bool:
+        if args.op == "update":
+            described = {"Name": table, "PartitionKeys": KEYS, "Description": f"{args.name}-{n}"}
+            glue.update_table(DatabaseName="db", TableInput=described)
+            return True
         values = [f"{args.name}-{n}-{i}" for i in range(batch)]
         if batch == 1:
             glue.create_partition(DatabaseName="db", TableName=table, PartitionInput={"Values": values})
@@ -193,6 +200,7 @@ def case(
     env: dict[str, str],
     prepared: Any = None,
     threads: int = 1,
+    op: str = "partitions",
 ) -> dict[str, float]:
     prepare(warehouse, tables, env)
     if prepared is not None:
@@ -214,6 +222,8 @@ def case(
             str(seconds),
             "--threads",
             str(threads),
+            "--op",
+            op,
         ]
         for w in range(writers)
     ]
@@ -287,6 +297,23 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
                 rows.append((name, result))
             table(
                 f"S3 (versitygw) through a proxy adding {latency * 1000:.0f} ms a request, CreatePartition",
+                rows,
+                "commits/s",
+                "requests/commit",
+            )
+            rows = []
+            for name, writers, tables in (
+                ("1 writer, 1 table", 1, 1),
+                ("4 writers, 4 tables", 4, 4),
+                ("4 writers, 1 table", 4, 1),
+            ):
+                bucket = server.new_bucket().through(proxy.endpoint)
+                env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
+                result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env, proxy.reset, op="update")
+                result["requests/commit"] = proxy.total() / max(1, result["commits"])
+                rows.append((name, result))
+            table(
+                "S3 (versitygw) through the same proxy, UpdateTable (decided by the root log)",
                 rows,
                 "commits/s",
                 "requests/commit",
@@ -417,6 +444,7 @@ def main() -> None:
     w.add_argument("--batch", type=int, default=100)
     w.add_argument("--seconds", type=float, default=8)
     w.add_argument("--threads", type=int, default=1, help="writers in this process, one a thread")
+    w.add_argument("--op", choices=["partitions", "update"], default="partitions")
     w.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
     c = sub.add_parser("client")
     c.add_argument("--endpoint", required=True)
