@@ -20,3 +20,12 @@ settings.load_profile("gluecat")
 @pytest.fixture
 def warehouse(tmp_path: Path) -> str:
     return str(tmp_path / "warehouse")
+
+
+@pytest.fixture
+def record_files(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every commit's records in a record file of their own, as a large commit's are (a small one's
+    travel inside its log entry): for the tests of what happens to such files."""
+    from gluecat.store import store
+
+    monkeypatch.setattr(store, "INLINE_RECORDS_BYTES", -1)

@@ -22,7 +22,7 @@ import pytest
 
 import gluecat
 from gluecat import Catalog
-from gluecat.store import files, layout, log, placement
+from gluecat.store import codec, files, layout, log, placement
 from gluecat.store.fs import WarehouseFS
 
 WRITER = Path(__file__).with_name("writer_process.py")
@@ -83,15 +83,17 @@ def table_commits(warehouse: str) -> list[Commit]:
     while fs.exists(layout.log_path(version)):
         name = layout.log_path(version)
         entry = log.parse(fs.read_bytes(name), name, version)
-        records = [
-            rec
-            for action in entry.actions
-            if isinstance(action, log.AddRecords)
-            for rec in files.read_records(fs.read_bytes(action.path), action.path)
-        ]
-        tables = [
-            (key[1], None if doc is None else doc.decode()) for kind, key, doc in records if kind == "table"
-        ]
+        records: list[tuple[str, tuple[str, ...], Any]] = []
+        for action in entry.actions:
+            if isinstance(action, log.InlineRecords):
+                records.extend(
+                    (kind, key, None if doc is None else codec.loads(doc))
+                    for kind, key, doc in action.records
+                )
+            elif isinstance(action, log.AddRecords):
+                for kind, key, doc in files.read_records(fs.read_bytes(action.path), action.path):
+                    records.append((kind, key, None if doc is None else doc.decode()))
+        tables = [(key[1], doc) for kind, key, doc in records if kind == "table"]
         if entry.operation in ("CreateTable", "UpdateTable", "DeleteTable"):
             assert len(tables) == 1, f"version {version} ({entry.operation}) touches {len(tables)} tables"
             commits.append(Commit(version, entry.operation, tables[0][0], tables[0][1]))

@@ -41,7 +41,9 @@ def test_a_sound_warehouse_has_nothing_damaged(filled: str, capsys) -> None:
     assert "0 damaged" in capsys.readouterr().out
 
 
-def test_each_damaged_file_is_named_and_the_exit_code_says_so(filled: str, capsys) -> None:
+def test_each_damaged_file_is_named_and_the_exit_code_says_so(
+    record_files: None, filled: str, capsys
+) -> None:
     glue = Catalog(filled)
     entry = os.path.join(filled, TABLE_LOG.log_path(5))
     data = bytearray(Path(entry).read_bytes())

@@ -13,6 +13,7 @@ import pytest
 
 from gluecat.errors import AlreadyExistsException, StorageError
 from gluecat.store import files, layout, placement
+from gluecat.store import store as store_module
 from gluecat.store.snapshot import Changes, Snapshot
 from gluecat.store.store import Store
 from tests.store.legacy import legacy_warehouse
@@ -137,7 +138,9 @@ def test_a_log_entry_of_a_newer_format_is_refused(warehouse: str) -> None:
         Store(warehouse)
 
 
-def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(warehouse: str) -> None:
+def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(
+    record_files: None, warehouse: str
+) -> None:
     s = Store(warehouse)
     s.commit("Put", put("thing", ("x",), 1))
     (path,) = s.root.read_entry(1).files()
@@ -148,6 +151,17 @@ def test_a_missing_or_foreign_record_file_is_an_error_not_lost_state(warehouse: 
     os.unlink(os.path.join(warehouse, path))
     with pytest.raises(StorageError, match="missing"):
         Store(warehouse)
+
+
+def test_a_small_commits_records_travel_in_its_entry_and_a_large_ones_in_a_file(warehouse: str) -> None:
+    s = Store(warehouse)
+    s.commit("Put", put("thing", ("small",), "x"))
+    large = "x" * store_module.INLINE_RECORDS_BYTES
+    s.commit("Put", put("thing", ("large",), large))
+    assert s.root.read_entry(1).files() == []  # no file to write (a round trip on an object store)
+    assert len(s.root.read_entry(2).files()) == 1
+    fresh = Store(warehouse).latest()
+    assert fresh.get("thing", ("small",)) == "x" and fresh.get("thing", ("large",)) == large
 
 
 def test_a_foreign_file_among_the_checkpoints_is_named(warehouse: str) -> None:
@@ -259,7 +273,7 @@ def test_a_small_segment_travels_in_its_log_entry_and_a_lost_race_forgets_its_na
 
 
 def test_with_fsync_a_commits_data_files_and_their_names_are_synced_before_its_entry(
-    warehouse: str, monkeypatch
+    record_files: None, warehouse: str, monkeypatch
 ) -> None:
     """After a power failure a published entry must not name a file whose folder entry was lost."""
     from tests.store.test_fs import synced
@@ -274,7 +288,7 @@ def test_with_fsync_a_commits_data_files_and_their_names_are_synced_before_its_e
 
 
 def test_a_data_file_the_file_system_refuses_part_way_leaves_nothing_behind(
-    warehouse: str, monkeypatch
+    record_files: None, warehouse: str, monkeypatch
 ) -> None:
     from gluecat.store.fs import LocalFS as WarehouseFS
 

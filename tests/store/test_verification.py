@@ -49,7 +49,9 @@ def test_a_flipped_digit_in_a_log_entry_is_damage_not_another_time(warehouse: st
         Store(warehouse)
 
 
-def test_a_data_file_replaced_by_another_valid_one_is_damage_not_its_records(warehouse: str) -> None:
+def test_a_data_file_replaced_by_another_valid_one_is_damage_not_its_records(
+    record_files: None, warehouse: str
+) -> None:
     s = Store(warehouse)
     s.commit("Put", put("x", 1))
     s.commit("Put", put("y", 2))

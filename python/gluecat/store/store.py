@@ -72,6 +72,9 @@ SEGMENT_CACHE_ROWS = 2_000_000
 INLINE_SEGMENT_BYTES = 128 * 1024
 """A commit's segment up to this size (compressed) travels inside its log entry instead of a file of its
 own: one file to create and sync per small commit instead of two. Merges move such rows into files."""
+INLINE_RECORDS_BYTES = 64 * 1024
+"""A commit's records up to this size (as JSON) travel inside its log entry instead of a record file of
+their own: on an object store a round trip fewer for a table's definition or statistics."""
 COMMIT_SETTLE = timedelta(milliseconds=100)
 """How long after the time a commit is stamped with its log entry is published, at the most in practice
 (writing and syncing the entry comes between: a millisecond or a few on a local disk, tens of
@@ -1084,10 +1087,9 @@ class Store:
         w.records = [(k, key, doc) for k, key, doc in changes.puts] + [
             (k, key, None) for k, key in changes.deletes
         ]
-        if w.records and changes.inline_records:
-            w.actions.append(
-                log.InlineRecords(tuple((kind, key, _doc_text(doc)) for kind, key, doc in w.records))
-            )
+        records = _carried_records(w.records, changes.inline_records)
+        if records is not None:
+            w.actions.append(log.InlineRecords(records))
         elif w.records:
             data = files.to_parquet_bytes(files.record_table(w.records))
             path = layout.data_path(f"{commit_id}-{uuid.uuid4().hex[:8]}", log.checksum(data), "records")
@@ -1248,6 +1250,24 @@ def _split(changes: Changes, sharded: bool) -> tuple[Changes, dict[Key, Changes]
         t = placement.table_of_rows(rows)
         (part(t) if t is not None else root).segment_merges.append((rows, run, into))
     return root, tables
+
+
+def _carried_records(
+    records: list[tuple[str, Key, Any | None]], always: bool
+) -> tuple[tuple[str, Key, str | None], ...] | None:
+    """A commit's records as its entry carries them inline, or None for a record file of their own:
+    up to INLINE_RECORDS_BYTES of them unless ``always``."""
+    if not records:
+        return None
+    carried = []
+    size = 0
+    for kind, key, doc in records:
+        text = _doc_text(doc)
+        size += len(text or "")
+        if size > INLINE_RECORDS_BYTES and not always:
+            return None
+        carried.append((kind, key, text))
+    return tuple(carried)
 
 
 def _doc_text(doc: Any | None) -> str | None:
