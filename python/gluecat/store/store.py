@@ -139,6 +139,27 @@ class _Written:
         for until then their names may be another process's (they name the version tried for)."""
 
 
+@dataclasses.dataclass
+class _Marker:
+    """A root commit's marker in one table's log, as one attempt writes and publishes it."""
+
+    table: Key
+    where: Log
+    base: LogState
+    """The table's state the marker follows."""
+    entry: log.Entry
+    written: _Written
+    chain: str = ""
+    """Its chain value, once published."""
+    unknown: bool = False
+    """Whether its publication may have landed without this writer learning so: its files stay, and
+    the root version it names is fenced so that it never becomes a commit."""
+
+    def may_count(self) -> bool:
+        """Whether the marker is, or may be, in the table's log."""
+        return bool(self.chain) or self.unknown
+
+
 class _RootMoved(Exception):
     """A root commit read a table whose log a newer root decided (Store._table_to_change). Not a
     GlueError: builds let it through."""
@@ -897,7 +918,7 @@ class Store:
         logs, else their state as this process knew it (a marker after stale state does not land)."""
         version = root.version + 1
         root_changes, table_changes = _split(changes, snap.sharded)
-        markers: list[tuple[Key, Log, LogState, log.Entry, _Written, str]] = []
+        markers: list[_Marker] = []
         written = _Written()
         try:
             if table_changes:
@@ -927,7 +948,7 @@ class Store:
                         prev=base.link.chain,
                         decided_by=log.Decision(version, commit_id),
                     )
-                    markers.append((table, where, base, entry, marker_written, ""))
+                    markers.append(_Marker(table, where, base, entry, marker_written))
                 if not self._publish_markers(markers):
                     if self.fs.takes_turns:
                         self._took_turn(self.root, 0.0, False)  # lost to another root commit's marker
@@ -939,7 +960,7 @@ class Store:
             raise self._write_failure(e, written) from e
         timestamp = max(datetime.now(UTC), root.timestamp)
         actions = list(written.actions)
-        marks = [log.Marks(table, base.version + 1) for table, _, base, *_ in markers]
+        marks = [log.Marks(m.table, m.base.version + 1) for m in markers]
         actions.extend(marks)
         written.records.extend(marks_record(version, m) for m in marks)
         entry = log.Entry(
@@ -975,46 +996,45 @@ class Store:
             self._abandon(markers, None)  # the root's version is another commit's: they count for nothing
             return False
         self._landed(self.root, root, entry, chain, written, timestamp)
-        for _, where, base, marker, marker_written, marker_chain in markers:
-            self._landed(where, base, marker, marker_chain, marker_written, timestamp, decided=version)
+        for m in markers:
+            self._landed(m.where, m.base, m.entry, m.chain, m.written, timestamp, decided=version)
         return True
 
-    def _publish_markers(self, markers: list[Any]) -> bool:
+    def _publish_markers(self, markers: list[_Marker]) -> bool:
         """Publish each table's marker (at once, on an object store); False if one lost its race, or
         could not learn whether it landed."""
 
-        def one(i: int) -> bool:
-            table, where, base, entry, written, _ = markers[i]
-            data, chain = log.encode(entry)
-            if not self.fs.listing_is_cheap and where.gap_after(entry.version):
+        def one(m: _Marker) -> bool:
+            data, chain = log.encode(m.entry)
+            if not self.fs.listing_is_cheap and m.where.gap_after(m.entry.version):
                 return False
             try:
-                if not where.publish(entry.version, data, entry.commit_id):
+                if not m.where.publish(m.entry.version, data, m.entry.commit_id):
                     return False
-                # Kept, as if read: if the root's version is lost, the next attempt builds on the
-                # table's state after it (Log.caught_up), a marker that counts for nothing.
-                where.keep(dataclasses.replace(entry, chain=chain))
             except OutcomeUnknown:
-                # It may be there, or land yet: its files stay, and the root version it names is
-                # fenced (_abandon), so that it never becomes a commit.
-                markers[i] = (table, where, base, entry, _Written(), "unknown")
+                m.unknown = True  # it may be there, or land yet
                 return False
-            markers[i] = (table, where, base, entry, written, chain)
+            m.chain = chain
+            # Kept, as if read: if the root's version is lost, the next attempt builds on the table's
+            # state after it (Log.caught_up), a marker that counts for nothing.
+            m.where.keep(dataclasses.replace(m.entry, chain=chain))
             return True
 
         if len(markers) > 1 and self.fs.parallelism > 1:
             with ThreadPoolExecutor(min(self.fs.parallelism, len(markers))) as pool:
-                results = list(pool.map(one, range(len(markers))))
+                results = list(pool.map(one, markers))
         else:
-            results = [one(i) for i in range(len(markers))]
+            results = [one(m) for m in markers]
         return all(results)
 
-    def _abandon(self, markers: list[Any], fence: int | None) -> bool:
-        """Forget an attempt's markers (their files); with ``fence``, make sure the root version they
-        name never becomes their commit (an attempt that will not publish it)."""
-        for *_, written, _chain in markers:
-            self._discard(written)
-        if fence is not None and any(chain for *_, chain in markers):
+    def _abandon(self, markers: list[_Marker], fence: int | None) -> bool:
+        """Forget an attempt's markers (their files, but those of one that may have landed); with
+        ``fence``, make sure the root version they name never becomes their commit (an attempt that will
+        not publish it)."""
+        for m in markers:
+            if not m.unknown:
+                self._discard(m.written)
+        if fence is not None and any(m.may_count() for m in markers):
             try:
                 self._fence(fence)
             except Exception as e:  # the next writer of those tables fences it after FENCE_AFTER
