@@ -695,10 +695,8 @@ class Store:
                     prev=base.link.chain,
                 )
                 data, chain = log.encode(entry)
-                if self.fs.takes_turns and where.turns.check_due():
-                    reading = self._in_background(self.fs.read_or_none, where.where.note_path)
-                    if reading is not None:
-                        where.turns.reading(reading)
+                if self.fs.takes_turns:
+                    self._read_note_if_due(where)
                 started = time.monotonic()
                 try:
                     published = (self.fs.listing_is_cheap or not where.gap_after(version)) and where.publish(
@@ -745,6 +743,14 @@ class Store:
                 logger.debug("a look at %r failed: %s", where, e)
                 found = False
             wait = where.turns.looked(found, time.monotonic() - started)
+
+    def _read_note_if_due(self, where: Log) -> None:
+        """Before a publication: if this writer keeps winning, read the log's note on a background
+        thread (turns.py), whose content its next ``Turns.wait`` takes."""
+        if where.turns.check_due():
+            reading = self._in_background(self.fs.read_or_none, where.where.note_path)
+            if reading is not None:
+                where.turns.reading(reading)
 
     def _took_turn(self, where: Log, seconds: float, won: bool) -> None:
         """After a publication to a table's log: its time, and on a lost race a note that this process
@@ -972,10 +978,8 @@ class Store:
             prev=root.link.chain,
         )
         data, chain = log.encode(entry)
-        if self.fs.takes_turns and self.root.turns.check_due():
-            reading = self._in_background(self.fs.read_or_none, self.root.where.note_path)
-            if reading is not None:
-                self.root.turns.reading(reading)
+        if self.fs.takes_turns:
+            self._read_note_if_due(self.root)
         started = time.monotonic()
         try:
             # A later entry without this one is a gap left by a deleted entry: publishing here would
