@@ -33,6 +33,7 @@ from gluecat.store import store as store_module
 from gluecat.store.fs import WarehouseFS
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
+from gluecat.store.store import Changes
 from tests import int_partitions
 from tests.catalog.test_transaction_processes import check_concurrent_transactions
 from tests.object_stores.fixtures import use
@@ -408,14 +409,89 @@ def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     commits = proxy.total() / 100
     assert commits <= 3, proxy.counts()
     assert proxy.counts()["conditional_put"] >= 100  # each commit is a put-if-absent
-    proxy.reset()
-    described = {"Name": "t", "PartitionKeys": [{"Name": "dt", "Type": "string"}], "Description": "changed"}
-    glue.update_table(DatabaseName="db", TableInput=described)
-    # A look at the root's tail and at the table's, then the table's marker and the root's entry (the
-    # records travel inside them); docs/deploy.md. Not counted: a read of the root's note, made in the
-    # background by a writer that won a version in the last second (turns.py).
-    requests = [r for r in proxy.log() if not r["key"].endswith("_gluecat/waiting")]
-    assert sorted(r["kind"] for r in requests) == ["conditional_put"] * 2 + ["list"] * 2, requests
+
+    def update_table(description: str) -> list[str]:
+        proxy.reset()
+        described = {
+            "Name": "t",
+            "PartitionKeys": [{"Name": "dt", "Type": "string"}],
+            "Description": description,
+        }
+        glue.update_table(DatabaseName="db", TableInput=described)
+        # Not counted: a read of the root's note, made in the background by a writer that won a
+        # version in the last second (turns.py).
+        return sorted(r["kind"] for r in proxy.log() if not r["key"].endswith("_gluecat/waiting"))
+
+    # By a process that has not looked at the logs for a while (BUILD_ON_SEEN): a look at the root's
+    # tail and at the table's, then the table's marker and the root's entry (the records travel
+    # inside them); docs/deploy.md.
+    monkeypatch.setattr(store_module, "BUILD_ON_SEEN", 0.0)
+    assert update_table("changed") == ["conditional_put"] * 2 + ["list"] * 2
+    # Just after a look (or a commit): built on what it saw, as a table's commit is; a log that moved
+    # on would refuse the marker or the root's entry.
+    monkeypatch.setattr(store_module, "BUILD_ON_SEEN", 60.0)
+    assert update_table("changed again") == ["conditional_put"] * 2
+    assert (
+        Catalog(warehouse).get_table(DatabaseName="db", Name="t")["Table"]["Description"] == "changed again"
+    )
+
+
+def test_a_root_commit_built_on_what_its_process_saw_still_answers_from_every_acknowledged_commit(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A root commit's first attempt is built on the logs as its process last saw them (within
+    BUILD_ON_SEEN): the root's entry and the markers are put-if-absent, so a log another process moved
+    on refuses them. What no publication checks is read again first: an answer given without a
+    publication (an error, nothing to do), and a table the commit reads but does not change."""
+    monkeypatch.setattr(store_module, "BUILD_ON_SEEN", 60.0)
+    warehouse = use(monkeypatch, moto_bucket)
+    a = make(warehouse)
+    b = Catalog(warehouse, background_merges=False)
+    assert b.get_table(DatabaseName="db", Name="t")["Table"]["VersionId"] == "1"  # b has looked just now
+
+    a.create_table(DatabaseName="db", TableInput={"Name": "new"})
+    b.update_table(DatabaseName="db", TableInput={"Name": "new", "Description": "by b"})
+    assert a.get_table(DatabaseName="db", Name="new")["Table"]["Description"] == "by b"
+
+    # A VersionId b read, which a's update made stale: refused, as Glue refuses it.
+    a.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "by a"})
+    with pytest.raises(gluecat.errors.ConcurrentModificationException, match="VersionId 2, not 1"):
+        b.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "by b"}, VersionId="1")
+
+    # Commits of the store's own that read a record of t's log, which a commit to that log alone (as a
+    # partition's) changed after b looked: the root has not moved, so only a look at t's log shows it.
+    numbers = itertools.count(1)
+
+    def stats_commit(answer: Any) -> Any:
+        b.get_table(DatabaseName="db", Name="t")
+        n = next(numbers)
+        a.store.commit("Stats", put_record("column_statistics", ("db", "t", str(n)), n), table=("db", "t"))
+        return b.store.commit(
+            "Read", lambda snap: answer(snap, snap.get("column_statistics", ("db", "t", str(n))))
+        )
+
+    def required(snap: Any, stats: Any) -> tuple[Changes, Any]:
+        if stats is None:
+            raise gluecat.errors.EntityNotFoundException("no statistics")
+        return Changes(), stats
+
+    def read_only(snap: Any, stats: Any) -> tuple[Changes, Any]:
+        changes = Changes()
+        changes.put("thing", ("read",), {str(stats): True})
+        return changes, stats
+
+    assert stats_commit(required) == 1  # an error, from b's view
+    assert stats_commit(lambda snap, stats: (Changes(), stats)) == 2  # nothing to do, from b's view
+    assert stats_commit(read_only) == 3  # the table only read
+
+
+def put_record(kind: str, key: tuple[str, ...], doc: object) -> Any:
+    def build(snap: Any) -> tuple[Changes, None]:
+        changes = Changes()
+        changes.put(kind, key, doc)
+        return changes, None
+
+    return build
 
 
 def test_a_commit_lands_when_no_thread_can_start_to_read_the_note(

@@ -211,13 +211,15 @@ class Log:
             self._state = state
             return state
 
+    def looked_since(self, moment: float) -> bool:
+        """Whether this process looked at the log (or committed to it) after ``moment`` (monotonic)."""
+        return self._looked > moment
+
     def recent(self, within: float) -> LogState:
         """The newest state this process knows of if it looked at the log within ``within`` seconds
         (or committed to it), else ``latest``: what a commit may be built on, since its publication
         fails if the log has moved on (and then it reads what did)."""
-        if time.monotonic() - self._looked < within:
-            return self._state
-        return self.latest()
+        return self._state if self.looked_since(time.monotonic() - within) else self.latest()
 
     def _refresh(self, state: LogState, listed: list[str] | None = None) -> LogState:
         """``state`` caught up with the log (starting from ``listed``, names of its entries listed after

@@ -354,15 +354,15 @@ class Store:
         self, table: Key, *, root: LogState, looked: bool, building: threading.Event
     ) -> LogState:
         """A table's state for a root commit built on ``root``: its latest (``looked``), or as this
-        process knows it, with the entries it has read since (a marker of its own that the root did
-        not take, when the commit lost a race). _RootMoved if a newer root decided a marker in it:
-        the commit could not be published after ``root``, and cutting the table back to ``root``
-        may read the log from a checkpoint. Once the commit is built (``building`` cleared), what a
+        process saw it within BUILD_ON_SEEN, with the entries it has read since (a marker of its own
+        that the root did not take, when the commit lost a race). _RootMoved if a newer root decided
+        a marker in it: the commit could not be published after ``root``, and cutting the table back
+        to ``root`` may read the log from a checkpoint. Once the commit is built (``building`` cleared), what a
         snapshot kept from it attaches is a reader's."""
         if not building.is_set():
             return self._table_at(table, root=root, until=None)
         where = self.table_log(table)
-        state = where.latest() if looked else where.caught_up(where.state)
+        state = where.latest() if looked else where.caught_up(where.recent(BUILD_ON_SEEN))
         if state.decided > root.version:
             raise _RootMoved
         return self._whole(table, state, root)
@@ -861,23 +861,36 @@ class Store:
 
     def _commit_to_root(self, operation: str, build: Build[T]) -> tuple[T, int]:
         with self._root_commit_lock:
+            began = time.monotonic()
             lost: LogState | None = None
+            look = True
             for attempt in range(self.max_attempts):
-                if attempt == 0 and self.fs.takes_turns:
-                    self._offer_turn(self.root)  # writers of the root take turns as a table's do
+                if attempt == 0:
+                    if self.fs.takes_turns:
+                        self._offer_turn(self.root)  # writers of the root take turns as a table's do
+                    # A listing is a round trip on an object store: a first attempt builds on what this
+                    # process saw of the root and the tables it changes just now, since a log that moved
+                    # on refuses the publication (the root's entry, a table's marker). What no
+                    # publication checks (an error, nothing to do, a table only read) is looked at
+                    # first. Not while others commit to the root: a loser's retry costs it a marker
+                    # more, and a writer that built on a state others left behind would lose again.
+                    look = not self.fs.listing_is_cheap or (self.fs.takes_turns and self.root.turns.others)
                 commit_id = uuid.uuid4().hex  # one per attempt: an attempt's markers name it
                 # After a lost race, built again on the entry that won, read back by the lost
-                # publication, and on the tables as last read, without a look (a round trip each on
-                # an object store): a loser publishes again within the turn the winner offers it
-                # (turns.py). A publication after stale state does not land.
-                root = self.root.latest() if lost is None else lost
+                # publication, and on the tables as last read, without a look: a loser publishes
+                # again within the turn the winner offers it (turns.py).
+                if lost is not None:
+                    root = lost
+                else:
+                    root = (
+                        self.root.latest() if look else self.root.caught_up(self.root.recent(BUILD_ON_SEEN))
+                    )
+                looked = look and lost is None
                 building = threading.Event()
                 building.set()
                 snap = self._snapshot(
                     root,
-                    functools.partial(
-                        self._table_to_change, root=root, looked=lost is None, building=building
-                    ),
+                    functools.partial(self._table_to_change, root=root, looked=looked, building=building),
                 )
                 try:
                     changes, result = build(snap)
@@ -886,22 +899,32 @@ class Store:
                     lost = newer if newer.version > root.version else self.root.latest()
                     continue
                 except Exception:
-                    if lost is None:
+                    if looked:
                         raise
-                    lost = None  # an answer from state not looked at: build again on the log's
+                    lost, look = None, True  # an answer from state not looked at: build again on the log's
                     continue
                 finally:
                     building.clear()
                 if changes.is_empty():
-                    if lost is None:
+                    if looked:
                         return result, -1
-                    lost = None
+                    lost, look = None, True
                     continue
-                if self._publish_to_root(operation, root, snap, changes, commit_id, looked=lost is None):
+                root_changes, table_changes = _split(changes, snap.sharded)
+                if not looked and any(
+                    table not in table_changes and not self.table_log(table).looked_since(began)
+                    for table in snap.attached()
+                ):
+                    lost, look = None, True  # a table read, not changed, as this process saw it earlier
+                    continue
+                if self._publish_to_root(
+                    operation, root, snap, root_changes, table_changes, commit_id, recheck=lost is None
+                ):
                     return result, root.version + 1
                 newer = self.root.caught_up(self.root.state)  # what took the version, read back
                 lost = newer if newer.version > root.version else None
                 if lost is None:
+                    look = True
                     time.sleep(random.uniform(0, min(0.05, 0.001 * 2 ** min(attempt, 6))))
                 elif self.fs.takes_turns:
                     time.sleep(self.root.turns.backoff())  # losers, a round trip from the next version
@@ -914,16 +937,18 @@ class Store:
         operation: str,
         root: LogState,
         snap: Snapshot,
-        changes: Changes,
+        root_changes: Changes,
+        table_changes: dict[Key, Changes],
         commit_id: str,
         *,
-        looked: bool,
+        recheck: bool,
     ) -> bool:
-        """Publish a root commit (and its markers in the tables' logs it changes) after ``root``;
-        whether it landed. ``looked``: whether the tables it changes were read from a look at their
-        logs, else their state as this process knew it (a marker after stale state does not land)."""
+        """Publish a root commit (``root_changes``, and its markers of ``table_changes`` in the tables'
+        logs) after ``root``; whether it landed. ``recheck``: whether markers in several tables wait
+        for a look that finds none of them moved on since it was read (a fence undoes markers of which
+        only some land); a retry after a lost race goes without, on tables read moments ago. One
+        marker's put-if-absent says so itself."""
         version = root.version + 1
-        root_changes, table_changes = _split(changes, snap.sharded)
         markers: list[_Marker] = []
         written = _Written()
         try:
@@ -935,7 +960,7 @@ class Store:
                     if base is None:
                         base = self._settled(where)
                     elif (
-                        looked and len(table_changes) > 1 and where.latest().version != base.version
+                        recheck and len(table_changes) > 1 and where.latest().version != base.version
                     ) or where.pending is not None:
                         # Another commit's marker waits for the root, or (markers in several tables,
                         # which a fence undoes if only some land) the table moved on since it was read:
