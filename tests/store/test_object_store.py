@@ -431,8 +431,16 @@ def test_a_read_of_an_unchanged_table_is_one_request_and_a_commit_at_most_three(
     # on would refuse the marker or the root's entry.
     monkeypatch.setattr(store_module, "BUILD_ON_SEEN", 60.0)
     assert update_table("changed again") == ["conditional_put"] * 2
+    # Glue's usual read-modify-write, once the root is no longer fresh: GetTable looks at the table's
+    # log, UpdateTable at the root's.
+    monkeypatch.setattr(store_module, "BUILD_ON_SEEN", 1.0)
+    time.sleep(1.1)
+    proxy.reset()
+    glue.get_table(DatabaseName="db", Name="t")
+    assert update_table("read, then changed") == ["conditional_put"] * 2 + ["list"]
     assert (
-        Catalog(warehouse).get_table(DatabaseName="db", Name="t")["Table"]["Description"] == "changed again"
+        Catalog(warehouse).get_table(DatabaseName="db", Name="t")["Table"]["Description"]
+        == "read, then changed"
     )
 
 
