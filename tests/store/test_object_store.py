@@ -467,14 +467,16 @@ def test_a_root_commit_built_on_what_its_process_saw_still_answers_from_every_ac
         b.update_table(DatabaseName="db", TableInput={"Name": "t", "Description": "by b"}, VersionId="1")
 
     # Commits of the store's own that read a record of t's log, which a commit to that log alone (as a
-    # partition's) changed after b looked: the root has not moved, so only a look at t's log shows it.
+    # partition's) changed after c looked: the root has not moved, so only a look at t's log shows it.
+    # (c, not b: b has just lost a race for the root, and looks at the logs first while others commit.)
+    c = Catalog(warehouse, background_merges=False)
     numbers = itertools.count(1)
 
     def stats_commit(answer: Any) -> Any:
-        b.get_table(DatabaseName="db", Name="t")
+        c.get_table(DatabaseName="db", Name="t")
         n = next(numbers)
         a.store.commit("Stats", put_record("column_statistics", ("db", "t", str(n)), n), table=("db", "t"))
-        return b.store.commit(
+        return c.store.commit(
             "Read", lambda snap: answer(snap, snap.get("column_statistics", ("db", "t", str(n))))
         )
 

@@ -351,18 +351,23 @@ class Store:
         return by_time if by_time.version <= cut.version else cut
 
     def _table_to_change(
-        self, table: Key, *, root: LogState, looked: bool, building: threading.Event
+        self, table: Key, *, root: LogState, looked: bool, building: threading.Event, looked_at: set[Key]
     ) -> LogState:
         """A table's state for a root commit built on ``root``: its latest (``looked``), or as this
         process saw it within BUILD_ON_SEEN, with the entries it has read since (a marker of its own
         that the root did not take, when the commit lost a race). _RootMoved if a newer root decided
         a marker in it: the commit could not be published after ``root``, and cutting the table back
-        to ``root`` may read the log from a checkpoint. Once the commit is built (``building`` cleared), what a
-        snapshot kept from it attaches is a reader's."""
+        to ``root`` may read the log from a checkpoint. Once the commit is built (``building``
+        cleared), what a snapshot kept from it attaches is a reader's. ``looked_at``: the tables the
+        commit looked at, which this adds to (their states are at least as new as that look)."""
         if not building.is_set():
             return self._table_at(table, root=root, until=None)
         where = self.table_log(table)
-        state = where.latest() if looked else where.caught_up(where.recent(BUILD_ON_SEEN))
+        if looked or not where.looked_since(time.monotonic() - BUILD_ON_SEEN):
+            state = where.latest()
+            looked_at.add(table)
+        else:
+            state = where.caught_up(where.state)
         if state.decided > root.version:
             raise _RootMoved
         return self._whole(table, state, root)
@@ -861,7 +866,7 @@ class Store:
 
     def _commit_to_root(self, operation: str, build: Build[T]) -> tuple[T, int]:
         with self._root_commit_lock:
-            began = time.monotonic()
+            looked_at: set[Key] = set()
             lost: LogState | None = None
             look = True
             for attempt in range(self.max_attempts):
@@ -890,7 +895,13 @@ class Store:
                 building.set()
                 snap = self._snapshot(
                     root,
-                    functools.partial(self._table_to_change, root=root, looked=looked, building=building),
+                    functools.partial(
+                        self._table_to_change,
+                        root=root,
+                        looked=looked,
+                        building=building,
+                        looked_at=looked_at,
+                    ),
                 )
                 try:
                     changes, result = build(snap)
@@ -912,8 +923,7 @@ class Store:
                     continue
                 root_changes, table_changes = _split(changes, snap.sharded)
                 if not looked and any(
-                    table not in table_changes and not self.table_log(table).looked_since(began)
-                    for table in snap.attached()
+                    table not in table_changes and table not in looked_at for table in snap.attached()
                 ):
                     lost, look = None, True  # a table read, not changed, as this process saw it earlier
                     continue
