@@ -211,15 +211,16 @@ class Log:
             self._state = state
             return state
 
-    def looked_since(self, moment: float) -> bool:
-        """Whether this process looked at the log (or committed to it) after ``moment`` (monotonic)."""
-        return self._looked > moment
+    def seen(self, within: float) -> LogState | None:
+        """The newest state this process knows of if it looked at the log within ``within`` seconds
+        (or committed to it), else None."""
+        return self._state if time.monotonic() - self._looked < within else None
 
     def recent(self, within: float) -> LogState:
-        """The newest state this process knows of if it looked at the log within ``within`` seconds
-        (or committed to it), else ``latest``: what a commit may be built on, since its publication
-        fails if the log has moved on (and then it reads what did)."""
-        return self._state if self.looked_since(time.monotonic() - within) else self.latest()
+        """``seen``, else ``latest``: what a commit may be built on, since its publication fails if the
+        log has moved on (and then it reads what did)."""
+        seen = self.seen(within)
+        return self.latest() if seen is None else seen
 
     def _refresh(self, state: LogState, listed: list[str] | None = None) -> LogState:
         """``state`` caught up with the log (starting from ``listed``, names of its entries listed after

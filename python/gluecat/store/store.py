@@ -363,11 +363,12 @@ class Store:
         if not building.is_set():
             return self._table_at(table, root=root, until=None)
         where = self.table_log(table)
-        if looked or not where.looked_since(time.monotonic() - BUILD_ON_SEEN):
+        seen = None if looked else where.seen(BUILD_ON_SEEN)
+        if seen is None:
             state = where.latest()
             looked_at.add(table)
         else:
-            state = where.caught_up(where.state)
+            state = where.caught_up(seen)
         if state.decided > root.version:
             raise _RootMoved
         return self._whole(table, state, root)
