@@ -5,6 +5,10 @@ Shared by tests/aws (the endpoint's own tests) and tests/api (the API suite run 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +20,7 @@ from gluecat.aws import keys
 from gluecat.aws.endpoint import AwsEndpoint
 from gluecat.aws.route import aws_route
 from gluecat.hms.server import HiveMetastoreServer
+from tests.object_stores.servers import free_port, process
 
 REGION = "us-east-1"
 USER = "alice"
@@ -74,3 +79,30 @@ class Served:
 
     def stop(self) -> None:
         self.server.stop()
+
+
+@contextlib.contextmanager
+def serve_processes(
+    warehouse: str, credentials: Credentials, count: int, folder: Path
+) -> Iterator[list[str]]:
+    """``count`` `gluecat serve` processes on one warehouse, as behind a load balancer (plain HTTP on
+    127.0.0.1; the environment, an object store's configuration included, is theirs too): their
+    endpoint URLs."""
+    python = Path(__file__).resolve().parents[1] / "python"
+    env = {**os.environ, "PYTHONPATH": str(python)}
+    serve = [
+        sys.executable,
+        "-m",
+        "gluecat",
+        "serve",
+        "-w",
+        warehouse,
+        "--users",
+        str(credentials.users_file),
+    ]
+    with contextlib.ExitStack() as servers:
+        ports = [free_port() for _ in range(count)]
+        for port in ports:
+            command = [*serve, "--port", str(port), "--insecure-http"]
+            servers.enter_context(process(command, port, f"serve-{port}", folder, env))
+        yield [f"http://127.0.0.1:{port}" for port in ports]

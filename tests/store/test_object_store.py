@@ -757,33 +757,23 @@ def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request
 ) -> None:
     """Two `gluecat serve` processes, stateless but for caches, on one S3 warehouse (as behind a load
     balancer): a write through one is read through the other at the next request."""
-    import contextlib
-
     import boto3
 
-    from tests.aws_wire import make_credentials
-    from tests.object_stores.servers import free_port, process
+    from tests.aws_wire import make_credentials, serve_processes
 
     warehouse = use(monkeypatch, moto_bucket)
     make(warehouse)
     credentials = make_credentials(tmp_path)
-    users_file, key_id, secret = credentials.users_file, credentials.key_id, credentials.secret
-    ports = [free_port(), free_port()]
-    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
-    serve = [sys.executable, "-m", "gluecat", "serve", "-w", warehouse, "--users", str(users_file)]
-    with contextlib.ExitStack() as servers:
-        for port in ports:
-            command = [*serve, "--port", str(port), "--insecure-http"]
-            servers.enter_context(process(command, port, f"serve-{port}", tmp_path, env))
+    with serve_processes(warehouse, credentials, 2, tmp_path) as urls:
         clients = [
             boto3.client(
                 "glue",
-                endpoint_url=f"http://127.0.0.1:{port}",
+                endpoint_url=url,
                 region_name="us-east-1",
-                aws_access_key_id=key_id,
-                aws_secret_access_key=secret,
+                aws_access_key_id=credentials.key_id,
+                aws_secret_access_key=credentials.secret,
             )
-            for port in ports
+            for url in urls
         ]
         a, b = clients
         for i in range(5):
