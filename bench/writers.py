@@ -1,6 +1,6 @@
 """Writers that add up: what N writer processes commit together, against one alone, in the same run.
 
-    python bench/writers.py [--seconds 8] [--only local|s3|delta] [--latency 0.02]
+    python bench/writers.py [--seconds 8] [--only local|s3|delta|iceberg] [--latency 0.02]
 
 - local: a warehouse in a folder (fsync on); each writer adds partitions in batches of 100 with
   BatchCreatePartition. One writer on one table; two writers on two tables of the warehouse; two on one
@@ -14,6 +14,10 @@
   (one client; eight), creating partitions in one table.
 - s3 also runs writers of table definitions (UpdateTable: decided by the root log, with a marker in the
   table's log): one writer; four on four tables; four on one table.
+- s3 also runs Iceberg writers: pyiceberg's GlueCatalog with a gluecat Catalog as its Glue client,
+  appending one row per commit to Iceberg tables whose files are on the same S3 through the same
+  proxy. An Iceberg commit writes its files, then swaps the table's metadata pointer with UpdateTable:
+  one writer; four on four tables; four on one table (pyiceberg retries a refused commit itself).
 - Both also run their one-table case as threads of one process (a catalog server's writers): those share
   a commit when they write at once (the in-process group commit), which processes cannot.
 - delta: the same-run peer, delta-rs (``deltalake``) appending one row per commit to a Delta table on
@@ -55,6 +59,8 @@ def worker(args: argparse.Namespace) -> None:
 
     glue = Catalog(args.warehouse)
     table, batch = args.table, args.batch
+    if args.op == "iceberg":
+        timed(args, iceberg_appends(glue, args.warehouse, table, args.name), 1)
 
     def commit(n: int) -> bool:
         if args.op == "update":
@@ -72,6 +78,43 @@ def worker(args: argparse.Namespace) -> None:
         return True
 
     timed(args, commit, batch, args.threads)
+
+
+def iceberg_catalog(glue: Any, warehouse: str) -> Any:
+    """pyiceberg's GlueCatalog with ``glue`` (a gluecat Catalog) as its Glue client; the Iceberg files
+    go beside the gluecat warehouse, on the S3 the environment names."""
+    from pyiceberg.catalog.glue import GlueCatalog
+
+    return GlueCatalog(
+        "lake",
+        client=glue,
+        **{
+            "warehouse": f"{warehouse}-iceberg",
+            "s3.endpoint": os.environ["AWS_ENDPOINT_URL_S3"],
+            "s3.region": os.environ.get("AWS_REGION", "us-east-1"),
+            "s3.access-key-id": os.environ["AWS_ACCESS_KEY_ID"],
+            "s3.secret-access-key": os.environ["AWS_SECRET_ACCESS_KEY"],
+        },
+    )
+
+
+def iceberg_appends(glue: Any, warehouse: str, table: str, name: str) -> Callable[[int], bool]:
+    """An Iceberg writer: one row appended per commit, through one table handle for the whole run."""
+    import pyarrow as pa
+    from pyiceberg.exceptions import CommitFailedException
+
+    iceberg = iceberg_catalog(glue, warehouse)
+    handle = [iceberg.load_table(f"db.{table}")]
+
+    def commit(n: int) -> bool:
+        try:
+            handle[0].append(pa.table({"w": [name], "n": pa.array([n], pa.int64())}))
+        except CommitFailedException:  # refused again after pyiceberg's own retries: counted, not fatal
+            handle[0] = iceberg.load_table(f"db.{table}")
+            return False
+        return True
+
+    return commit
 
 
 def client_worker(args: argparse.Namespace) -> None:
@@ -179,16 +222,27 @@ def run_writers(commands: list[list[str]], env: dict[str, str]) -> list[dict[str
     return out
 
 
-def prepare(warehouse: str, tables: int, env: dict[str, str]) -> None:
-    code = (
-        "import sys\nfrom gluecat import Catalog\n"
-        "g = Catalog(sys.argv[1])\n"
-        "g.create_database(DatabaseInput={'Name': 'db'})\n"
-        f"for t in range({tables}):\n"
-        "    g.create_table(DatabaseName='db', TableInput={'Name': f't{t}', "
-        "'PartitionKeys': [{'Name': 'k', 'Type': 'string'}]})\n"
-    )
-    subprocess.run([sys.executable, "-c", code, warehouse], check=True, env=env)
+def prepare(warehouse: str, tables: int, env: dict[str, str], op: str = "partitions") -> None:
+    command = [sys.executable, __file__, "prepare", "--warehouse", warehouse, "--tables", str(tables)]
+    subprocess.run([*command, "--op", op], check=True, env=env)
+
+
+def prepare_tables(args: argparse.Namespace) -> None:
+    """Database db and its tables t0, t1, ...: partitioned by k, or Iceberg tables of (w, n)."""
+    from gluecat import Catalog
+
+    glue = Catalog(args.warehouse)
+    glue.create_database(DatabaseInput={"Name": "db"})
+    if args.op == "iceberg":
+        import pyarrow as pa
+
+        iceberg = iceberg_catalog(glue, args.warehouse)
+        schema = pa.schema([("w", pa.string()), ("n", pa.int64())])
+        for t in range(args.tables):
+            iceberg.create_table(f"db.t{t}", schema=schema)
+        return
+    for t in range(args.tables):
+        glue.create_table(DatabaseName="db", TableInput={"Name": f"t{t}", "PartitionKeys": KEYS})
 
 
 def case(
@@ -202,7 +256,7 @@ def case(
     threads: int = 1,
     op: str = "partitions",
 ) -> dict[str, float]:
-    prepare(warehouse, tables, env)
+    prepare(warehouse, tables, env, op)
     if prepared is not None:
         prepared()
     commands = [
@@ -235,23 +289,21 @@ def case(
         "commits": sum(g["commits"] for g in got),
         "fewest": min(n for g in got for n in g["each"]),
         "most": max(n for g in got for n in g["each"]),
+        "gave up": sum(g["failed"] for g in got),
     }
 
 
-def table(
-    title: str, rows: list[tuple[str, dict[str, float]]], measure: str, extra: str | None = None
-) -> None:
+def table(title: str, rows: list[tuple[str, dict[str, float]]], measure: str, *extras: str) -> None:
     base = rows[0][1][measure]
     print(f"\n{title}")
-    head = f"| case | {measure} | ratio to one writer | CPU ms/commit |" + (f" {extra} |" if extra else "")
+    head = f"| case | {measure} | ratio to one writer | CPU ms/commit |" + "".join(f" {e} |" for e in extras)
     head += " commits of one writer, fewest-most |"
     print(head)
     print("|" + "---|" * (head.count("|") - 1))
     for name, r in rows:
         cpu = r["cpu ms/commit"]
         line = f"| {name} | {r[measure]:,.0f} | {r[measure] / base:.2f}x | {'—' if cpu != cpu else f'{cpu:.1f}'} |"
-        if extra:
-            line += f" {r.get(extra, float('nan')):.2f} |"
+        line += "".join(f" {r.get(e, float('nan')):.2f} |" for e in extras)
         line += f" {r['fewest']:,.0f}-{r['most']:,.0f} |" if "fewest" in r else " |"
         if r.get("gave up"):
             line += f" ({r['gave up']:.0f} commits gave up)"
@@ -273,7 +325,7 @@ def local(seconds: float) -> None:
     table("local folder, fsync on, BatchCreatePartition of 100", rows, "partitions/s")
 
 
-def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
+def s3(seconds: float, latency: float, delta: bool, gluecat: bool, iceberg: bool) -> None:
     from tests.object_stores import servers
     from tests.object_stores.proxy import start_proxy
 
@@ -319,6 +371,8 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
                 "requests/commit",
             )
             served(server, proxy, seconds)
+        if iceberg:
+            iceberg_writers(server, proxy, seconds)
         if delta:
             rows = []
             for name, writers in (("1 writer", 1), ("8 writers", 8)):
@@ -369,6 +423,32 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool) -> None:
                 "commits/s",
                 "requests/commit",
             )
+
+
+def iceberg_writers(server: Any, proxy: Any, seconds: float) -> None:
+    """pyiceberg writers over gluecat Catalogs on the S3 warehouse: each commit is Iceberg files and an
+    UpdateTable, so writers of different tables share the root log."""
+    rows = []
+    for name, writers, tables in (
+        ("1 writer, 1 table", 1, 1),
+        ("4 writers, 4 tables", 4, 4),
+        ("4 writers, 1 table", 4, 1),
+    ):
+        bucket = server.new_bucket().through(proxy.endpoint)
+        env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
+        result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env, proxy.reset, op="iceberg")
+        commits = max(1, result["commits"])
+        result["requests/commit"] = proxy.total() / commits
+        catalog = sum(1 for r in proxy.log() if str(r.get("key") or "").startswith("wh/"))
+        result["of them gluecat's"] = catalog / commits
+        rows.append((name, result))
+    table(
+        "pyiceberg over a gluecat Catalog, its files on the same S3 through the same proxy, a row a commit",
+        rows,
+        "commits/s",
+        "requests/commit",
+        "of them gluecat's",
+    )
 
 
 def served(server: Any, proxy: Any, seconds: float) -> None:
@@ -444,8 +524,12 @@ def main() -> None:
     w.add_argument("--batch", type=int, default=100)
     w.add_argument("--seconds", type=float, default=8)
     w.add_argument("--threads", type=int, default=1, help="writers in this process, one a thread")
-    w.add_argument("--op", choices=["partitions", "update"], default="partitions")
+    w.add_argument("--op", choices=["partitions", "update", "iceberg"], default="partitions")
     w.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
+    p = sub.add_parser("prepare")
+    p.add_argument("--warehouse", required=True)
+    p.add_argument("--tables", type=int, required=True)
+    p.add_argument("--op", choices=["partitions", "update", "iceberg"], default="partitions")
     c = sub.add_parser("client")
     c.add_argument("--endpoint", required=True)
     c.add_argument("--key-id", required=True)
@@ -460,7 +544,7 @@ def main() -> None:
     d.add_argument("--options", required=True)
     d.add_argument("--start", type=float, default=0.0, help="when the writers begin (epoch seconds)")
     parser.add_argument("--seconds", type=float, default=8)
-    parser.add_argument("--only", choices=["local", "s3", "delta"])
+    parser.add_argument("--only", choices=["local", "s3", "delta", "iceberg"])
     parser.add_argument("--latency", type=float, default=0.02)
     args = parser.parse_args()
     if args.command == "worker":
@@ -469,15 +553,18 @@ def main() -> None:
         delta_worker(args)
     elif args.command == "client":
         client_worker(args)
+    elif args.command == "prepare":
+        prepare_tables(args)
     else:
         if args.only in (None, "local"):
             local(args.seconds)
-        if args.only in (None, "s3", "delta"):
+        if args.only in (None, "s3", "delta", "iceberg"):
             s3(
                 args.seconds,
                 args.latency,
                 delta=args.only in (None, "delta"),
                 gluecat=args.only in (None, "s3"),
+                iceberg=args.only in (None, "s3", "iceberg"),
             )
 
 

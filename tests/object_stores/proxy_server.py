@@ -523,6 +523,10 @@ class Proxy:
             ValueError,
         ):
             ending = "drop"
+        except asyncio.CancelledError:
+            # The proxy is stopping in the middle of a request (a client that exited mid-body): end
+            # quietly, since Python 3.11's stream callback logs a cancelled handler as an error.
+            ending = "drop"
         finally:
             connection.drop_upstream()
             if ending == "drop":
