@@ -37,10 +37,11 @@ def _existing(warehouse: str, *, can_create: bool = False) -> str:
     another tool's), and answer as if it were the one meant. ``can_create``: the command can make one
     there if asked (``serve --create``), which the refusal says."""
     from gluecat.store import layout
-    from gluecat.store.fs import LocalFS, WarehouseFS
+    from gluecat.store.filesystems import open_fs
+    from gluecat.store.fs import LocalFS
 
     create = ", or pass --create to make a new, empty one there" if can_create else ""
-    wfs = WarehouseFS.open(warehouse)
+    wfs = open_fs(warehouse)
     if isinstance(wfs, LocalFS):
         if not os.path.exists(wfs.root):
             raise Missing(f"{warehouse}: no such warehouse (give its path with --warehouse{create})")

@@ -23,7 +23,7 @@ import pytest
 import gluecat
 from gluecat import Catalog
 from gluecat.store import codec, files, layout, log, placement
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.filesystems import open_fs
 
 WRITER = Path(__file__).with_name("writer_process.py")
 # The writers import the same gluecat as this test does.
@@ -77,7 +77,7 @@ class Commit:
 
 def table_commits(warehouse: str) -> list[Commit]:
     """The CreateTable/UpdateTable/DeleteTable commits in log order, read straight from the files."""
-    fs = WarehouseFS.open(warehouse)
+    fs = open_fs(warehouse)
     commits = []
     version = 1
     while fs.exists(layout.log_path(version)):
@@ -103,7 +103,7 @@ def table_commits(warehouse: str) -> list[Commit]:
 
 def operations(warehouse: str, where: layout.LogLayout = layout.ROOT_LOG) -> list[str]:
     """Every commit's operation in one log (the root's by default), in log order."""
-    fs = WarehouseFS.open(warehouse)
+    fs = open_fs(warehouse)
     found, version = [], 1 if where is layout.ROOT_LOG else 0
     while fs.exists(where.log_path(version)):
         name = where.log_path(version)

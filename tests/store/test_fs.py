@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from gluecat.store import fs as fsmod
+from gluecat.store.filesystems import open_fs
 from gluecat.store.fs import WarehouseFS
 
 
@@ -20,7 +21,7 @@ def local(request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.Mo
     elif fsmod._proc_fds() is None:
         pytest.skip("no O_TMPFILE or /proc here")
     (tmp_path / "log").mkdir()
-    return WarehouseFS.open(str(tmp_path), fsync=True)
+    return open_fs(str(tmp_path), fsync=True)
 
 
 def test_publish_creates_the_whole_file_and_nothing_else(local: WarehouseFS) -> None:
@@ -42,7 +43,7 @@ def test_a_forked_child_publishes_through_its_own_descriptors(tmp_path: Path) ->
     if fsmod._proc_fds() is None:
         pytest.skip("no O_TMPFILE or /proc here")
     (tmp_path / "log").mkdir()
-    local = WarehouseFS.open(str(tmp_path), fsync=False)
+    local = open_fs(str(tmp_path), fsync=False)
     assert local.publish("log/1.json", b"parent")
     held = os.open(str(tmp_path / "log" / "1.json"), os.O_RDONLY)  # a descriptor the child inherits
     try:
@@ -84,7 +85,7 @@ def test_with_fsync_a_published_name_is_on_disk_before_publish_returns(
 
 def test_without_fsync_nothing_is_synced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "log").mkdir()
-    local = WarehouseFS.open(str(tmp_path), fsync=False)
+    local = open_fs(str(tmp_path), fsync=False)
     calls = synced(monkeypatch)
     assert local.publish("log/1.json", b"x")
     local.sync_folder("log")
@@ -118,7 +119,7 @@ def test_a_process_that_commits_to_many_tables_keeps_no_descriptor_for_each(tmp_
 def test_threads_of_one_process_share_a_turn_and_its_descriptor(tmp_path: Path) -> None:
     """One descriptor a lock file while any thread of the process is in its turn (a second open file
     would exclude the process's own threads from each other); closed when the last leaves."""
-    local = WarehouseFS.open(str(tmp_path), fsync=False)
+    local = open_fs(str(tmp_path), fsync=False)
     local.mkdirs("log")
     with local.queued("log") as first, local.queued("log") as second:  # not blocked: the same open file
         assert first and second

@@ -13,12 +13,12 @@ import pytest
 
 from gluecat.errors import StorageError
 from gluecat.store import layout
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.filesystems import open_fs
 from gluecat.store.journal import Journal, JournalConflict, ObjectJournal, open_journal
 
 
 def journal(warehouse: str) -> Journal:
-    return Journal(WarehouseFS.open(warehouse))
+    return Journal(open_fs(warehouse))
 
 
 def append(j: Journal, *records: dict[str, object], sync: bool = True) -> None:
@@ -124,9 +124,9 @@ def test_processes_appending_at_once_lose_no_record(warehouse: str) -> None:
     script = textwrap.dedent(
         f"""
         import sys
-        from gluecat.store.fs import WarehouseFS
+        from gluecat.store.filesystems import open_fs
         from gluecat.store.journal import Journal
-        j = Journal(WarehouseFS.open({warehouse!r}, fsync=False))
+        j = Journal(open_fs({warehouse!r}, fsync=False))
         for i in range(200):
             with j.locked():
                 j.poll()
@@ -146,7 +146,7 @@ def test_without_appends_and_locks_the_journal_is_a_log_of_objects(tmp_path: Pat
     be decided again, and a rewrite replaces all before it."""
     import pyarrow.fs as pafs
 
-    fs = WarehouseFS.open(
+    fs = open_fs(
         "wh", filesystem=pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()), single_writer=True
     )
     mine, theirs = open_journal(fs), open_journal(fs)
@@ -173,7 +173,7 @@ def test_an_append_that_finds_its_entry_taken_and_then_freed_by_a_rewrite_is_dec
     then count for no one: every reader starts from the base."""
     import pyarrow.fs as pafs
 
-    fs = WarehouseFS.open(
+    fs = open_fs(
         "wh", filesystem=pafs.SubTreeFileSystem(str(tmp_path), pafs.LocalFileSystem()), single_writer=True
     )
     mine, theirs = open_journal(fs), open_journal(fs)

@@ -30,7 +30,7 @@ from gluecat.catalog.rows import merging
 from gluecat.errors import StorageError
 from gluecat.store import maintenance, object_store
 from gluecat.store import store as store_module
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.filesystems import open_fs
 from gluecat.store.fsck import check
 from gluecat.store.object_store import ObjectStoreFS
 from gluecat.store.store import Changes
@@ -818,7 +818,7 @@ def test_an_object_store_warehouse_is_configured_as_botocore_configures_s3(
     assert obstore.list(moto_bucket.store(), "configured/").collect()  # there, where the profile says
     monkeypatch.setenv("AWS_PROFILE", "nosuch")
     with pytest.raises(Exception, match="nosuch"):
-        WarehouseFS.open(warehouse)
+        open_fs(warehouse)
 
 
 def test_the_command_line_takes_an_object_store_warehouse(

@@ -35,8 +35,6 @@ from gluecat.errors import StorageError
 
 _proc: tuple[int, int | None] | None = None
 
-OBJECT_STORE_SCHEMES = ("s3", "s3a", "s3n", "gs", "gcs", "az", "azure", "abfs", "abfss")
-
 
 def _proc_fds() -> int | None:
     """A handle on this process's /proc/self/fd, through which an unnamed (O_TMPFILE) file can be
@@ -194,32 +192,6 @@ class WarehouseFS:
 
     def close(self) -> None:
         """Let go of what the file system holds (connections, descriptors)."""
-
-    @staticmethod
-    def open(
-        warehouse: str,
-        *,
-        single_writer: bool = False,
-        fsync: bool = True,
-        filesystem: pafs.FileSystem | None = None,
-    ) -> WarehouseFS:
-        """A local path, a ``file:`` URI, an object store URI (``s3://bucket/prefix``, ``gs://...``,
-        ``az://container/prefix``, ``abfss://container@account.dfs.core.windows.net/prefix``), or
-        ``filesystem`` (any pyarrow file system) with ``warehouse`` a path in it."""
-        if filesystem is not None:
-            return PyArrowFS(filesystem, warehouse.rstrip("/"), single_writer=single_writer)
-        scheme = warehouse.split("://", 1)[0].lower() if "://" in warehouse else ""
-        if scheme in OBJECT_STORE_SCHEMES:
-            from gluecat.store.object_store import ObjectStoreFS
-
-            return ObjectStoreFS.at(warehouse)
-        if scheme in ("", "file"):
-            path = warehouse
-            if scheme == "file":
-                fs, path = pafs.FileSystem.from_uri(warehouse)
-            return LocalFS(os.path.abspath(path).rstrip("/") or "/", fsync=fsync)
-        fs, root = pafs.FileSystem.from_uri(warehouse)
-        return PyArrowFS(fs, root.rstrip("/"), single_writer=single_writer)
 
 
 class LocalFS(WarehouseFS):

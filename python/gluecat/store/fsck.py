@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 
 from gluecat.errors import StorageError
 from gluecat.store import files, layout, log, placement
+from gluecat.store.filesystems import open_fs
 from gluecat.store.fs import Unanswered, WarehouseFS
 from gluecat.store.snapshot import Link
 from gluecat.store.store import Store
@@ -68,7 +69,7 @@ class FsckReport:
 
 def check(warehouse: str) -> FsckReport:
     """Verify every file of a warehouse; the report lists each damaged file and each stray one."""
-    fs = WarehouseFS.open(warehouse)
+    fs = open_fs(warehouse)
     report = FsckReport(fs.uri(""))
     if not fs.exists(layout.log_path(0)) and not fs.list_names(layout.LOG_DIR):
         report.damage(fs.uri(layout.LOG_DIR), "no log: not a gluecat warehouse")

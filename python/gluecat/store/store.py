@@ -47,7 +47,7 @@ from gluecat.errors import OperationTimeoutException, StorageError
 from gluecat.newest import Newest
 from gluecat.store import codec, conflicts, files, layout, log, placement
 from gluecat.store.codec import from_micros, to_micros
-from gluecat.store.fs import WarehouseFS
+from gluecat.store.filesystems import open_fs
 from gluecat.store.logs import (
     Expired,
     HistoryExpired,
@@ -179,7 +179,7 @@ class Store:
         max_attempts: int = 200,
         commit_seconds: float = 30.0,
     ) -> None:
-        self.fs = WarehouseFS.open(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
+        self.fs = open_fs(warehouse, single_writer=single_writer, fsync=fsync, filesystem=filesystem)
         self.checkpoint_interval = checkpoint_interval
         self.max_attempts = max_attempts
         self.commit_seconds = commit_seconds
