@@ -15,7 +15,7 @@ from typing import Any, NoReturn
 import pyarrow.fs as pafs
 
 from gluecat import locations
-from gluecat.api import extensions, shapes, validate
+from gluecat.api import extensions, open_contexts, shapes, validate
 from gluecat.api.operation import operation, response
 from gluecat.api.partition_operations import PartitionOperations
 from gluecat.api.service import ClientMeta, ServiceClient
@@ -59,9 +59,7 @@ class Catalog(ServiceClient, PartitionOperations):
             background_merges=background_merges,
         )
         if filesystem is None:
-            from gluecat.api.lake_formation import register
-
-            register(warehouse, single_writer, fsync, self._ctx)
+            open_contexts.register(warehouse, single_writer, fsync, self._ctx)
 
     def close(self) -> None:
         """Wait for the segment merges this catalog's writes have started (they run in the background);

@@ -9,14 +9,13 @@ or the path of a warehouse a live Catalog has opened (with the same options).
 
 from __future__ import annotations
 
-import os
-import weakref
 from datetime import datetime
 from typing import Any
 
 import pyarrow as pa
 
-from gluecat.api import shapes, validate
+from gluecat.api import open_contexts, shapes, validate
+from gluecat.api.client import Catalog
 from gluecat.api.operation import operation, response
 from gluecat.api.patterns import check_transaction_id
 from gluecat.api.service import ClientMeta, ServiceClient
@@ -29,17 +28,6 @@ from gluecat.store.store import Store
 
 # The seed (002) requires UpdateTableObjects' TransactionId, which botocore's model leaves optional.
 validate.REQUIRED["UpdateTableObjectsRequest"] = ("TransactionId",)
-
-_OPEN: weakref.WeakValueDictionary[tuple[str, bool, bool], Context] = weakref.WeakValueDictionary()
-
-
-def register(warehouse: str, single_writer: bool, fsync: bool, ctx: Context) -> None:
-    """Remember a Catalog's context, so that a LakeFormation opened on its warehouse shares it."""
-    _OPEN[(_where(warehouse), single_writer, fsync)] = ctx
-
-
-def _where(warehouse: str) -> str:
-    return warehouse if "://" in warehouse else os.path.abspath(warehouse)
 
 
 class LakeFormation(ServiceClient):
@@ -62,8 +50,6 @@ class LakeFormation(ServiceClient):
         transaction_timeout: float = DEFAULT_TIMEOUT_SECONDS,
         region_name: str = "us-east-1",
     ) -> None:
-        from gluecat.api.client import Catalog
-
         self.meta = ClientMeta(self, region_name)
         if not transaction_timeout > 0:
             raise ValueError(f"transaction_timeout must be positive, not {transaction_timeout!r}")
@@ -73,7 +59,7 @@ class LakeFormation(ServiceClient):
             self.warehouse = warehouse.warehouse
         else:
             self.warehouse = str(warehouse)
-            shared = _OPEN.get((_where(self.warehouse), single_writer, fsync))
+            shared = open_contexts.shared(self.warehouse, single_writer, fsync)
             if shared is not None and shared.catalog_id == catalog_id:
                 self._ctx = shared
             else:
