@@ -20,7 +20,7 @@ from gluecat.aws import keys
 from gluecat.aws.endpoint import AwsEndpoint
 from gluecat.aws.route import aws_route
 from gluecat.hms.server import HiveMetastoreServer
-from tests.object_stores.servers import free_port, process
+from tests.object_stores.servers import free_port, process, wait_for_port
 
 REGION = "us-east-1"
 USER = "alice"
@@ -81,13 +81,19 @@ class Served:
         self.server.stop()
 
 
+@dataclass(frozen=True)
+class ServeProcess:
+    url: str
+    thrift_port: int | None
+
+
 @contextlib.contextmanager
 def serve_processes(
-    warehouse: str, credentials: Credentials, count: int, folder: Path
-) -> Iterator[list[str]]:
+    warehouse: str, credentials: Credentials, count: int, folder: Path, *, thrift: bool = False
+) -> Iterator[list[ServeProcess]]:
     """``count`` `gluecat serve` processes on one warehouse, as behind a load balancer (plain HTTP on
-    127.0.0.1; the environment, an object store's configuration included, is theirs too): their
-    endpoint URLs."""
+    127.0.0.1, and with ``thrift`` the Hive Metastore over binary Thrift on a TCP port of its own; the
+    environment, an object store's configuration included, is theirs too)."""
     python = Path(__file__).resolve().parents[1] / "python"
     env = {**os.environ, "PYTHONPATH": str(python)}
     serve = [
@@ -101,8 +107,14 @@ def serve_processes(
         str(credentials.users_file),
     ]
     with contextlib.ExitStack() as servers:
-        ports = [free_port() for _ in range(count)]
-        for port in ports:
+        started = []
+        for _ in range(count):
+            port, thrift_port = free_port(), free_port() if thrift else None
             command = [*serve, "--port", str(port), "--insecure-http"]
+            if thrift_port is not None:
+                command += ["--thrift-port", str(thrift_port)]
             servers.enter_context(process(command, port, f"serve-{port}", folder, env))
-        yield [f"http://127.0.0.1:{port}" for port in ports]
+            if thrift_port is not None:
+                wait_for_port(thrift_port)
+            started.append(ServeProcess(f"http://127.0.0.1:{port}", thrift_port))
+        yield started

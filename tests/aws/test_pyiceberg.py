@@ -115,7 +115,7 @@ def test_iceberg_writers_through_two_servers_on_one_s3_warehouse_lose_no_append(
     Catalog(warehouse).close()  # a new warehouse
     credentials = make_credentials(tmp_path / "users")
     appends, writers = 2, 4
-    with serve_processes(warehouse, credentials, 2, tmp_path) as urls:
+    with serve_processes(warehouse, credentials, 2, tmp_path) as servers:
 
         def connect(url: str) -> GlueCatalog:
             return GlueCatalog(
@@ -133,7 +133,7 @@ def test_iceberg_writers_through_two_servers_on_one_s3_warehouse_lose_no_append(
                 },
             )
 
-        catalogs = [connect(urls[w % 2]) for w in range(writers)]
+        catalogs = [connect(servers[w % 2].url) for w in range(writers)]
         catalogs[0].create_namespace("sales")
         catalogs[0].create_table("sales.orders", schema=ORDERS.schema)
         left, refused, must_be_refused = [appends] * writers, 0, 0
@@ -161,7 +161,7 @@ def test_iceberg_writers_through_two_servers_on_one_s3_warehouse_lose_no_append(
 
         refused += sum("concurrent update" in r.getMessage() for r in caplog.records)
         assert refused >= must_be_refused, (refused, must_be_refused)
-        table = connect(urls[1]).load_table("sales.orders")
+        table = connect(servers[1].url).load_table("sales.orders")
         ids = sorted(table.scan().to_arrow()["id"].to_pylist())
         assert ids == sorted(10 * w + n for w in range(writers) for n in range(1, appends + 1))
         assert table.metadata_location.startswith(f"{moto_bucket.url}/lake/")

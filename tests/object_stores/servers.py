@@ -58,6 +58,17 @@ def unique_name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
+def wait_for_port(port: int, timeout: float = START_TIMEOUT) -> None:
+    """Returns once something listens on ``port`` of 127.0.0.1; TimeoutError after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=1):
+            return
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"nothing listens on {HOST}:{port} after {timeout:.0f} s")
+        time.sleep(0.05)
+
+
 @contextlib.contextmanager
 def process(
     command: list[str], port: int, name: str, cwd: Path, env: dict[str, str] | None = None

@@ -764,7 +764,7 @@ def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request
     warehouse = use(monkeypatch, moto_bucket)
     make(warehouse)
     credentials = make_credentials(tmp_path)
-    with serve_processes(warehouse, credentials, 2, tmp_path) as urls:
+    with serve_processes(warehouse, credentials, 2, tmp_path) as servers:
         clients = [
             boto3.client(
                 "glue",
@@ -773,7 +773,7 @@ def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request
                 aws_access_key_id=credentials.key_id,
                 aws_secret_access_key=credentials.secret,
             )
-            for url in urls
+            for url in (s.url for s in servers)
         ]
         a, b = clients
         for i in range(5):
