@@ -89,6 +89,33 @@ def test_a_warehouse_on_an_object_store_commits_and_reads_back(remote: tuple[str
     assert values(other) == ["2024-01-01", "2024-01-03"]  # seen at the next call
 
 
+def test_processes_that_open_a_new_warehouse_at_once_share_it(remote: tuple[str, Any]) -> None:
+    """Several processes open a warehouse nobody has made yet and commit to it at once (Spark drivers
+    started together on a new prefix): one history is started, and every commit is in it."""
+    warehouse, _ = remote
+    code = (
+        "import sys, time\nfrom gluecat import Catalog\n"
+        "time.sleep(max(0.0, float(sys.argv[3]) - time.time()))  # all at once, once imported\n"
+        "Catalog(sys.argv[1]).create_database(DatabaseInput={'Name': sys.argv[2]})\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(PYTHON_DIR)}
+    start = str(time.time() + 3)
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, warehouse, f"db{w}", start],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for w in range(4)
+    ]
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+    listed = Catalog(warehouse).get_databases()["DatabaseList"]
+    assert sorted(d["Name"] for d in listed) == [f"db{w}" for w in range(4)]
+
+
 def test_writer_processes_on_an_object_store_lose_nothing_and_bring_nothing_back(
     remote: tuple[str, Any],
 ) -> None:

@@ -179,6 +179,27 @@ def test_a_log_without_its_beginning_is_not_silently_restarted(warehouse: str) -
         Store(warehouse)
 
 
+def test_opening_a_new_warehouse_that_another_process_starts_and_commits_to_meanwhile(
+    warehouse: str, monkeypatch
+) -> None:
+    """Two processes open a new warehouse at once: the second found no version 0, and by the time it
+    lists the log the first has started it and committed more. The second opens what the first made."""
+    from gluecat.store.fs import LocalFS
+
+    real_exists = LocalFS.exists
+
+    def first_commits_meanwhile(self: LocalFS, rel: str) -> bool:
+        if rel != layout.log_path(0):
+            return real_exists(self, rel)
+        monkeypatch.setattr(LocalFS, "exists", real_exists)
+        Store(warehouse).commit("Put", put("thing", ("x",), 1))
+        return False  # what the second process saw before the first began
+
+    monkeypatch.setattr(LocalFS, "exists", first_commits_meanwhile)
+    second = Store(warehouse)
+    assert second.latest().get("thing", ("x",)) == 1 and second.latest().version == 1
+
+
 def test_an_unknown_publish_outcome_is_resolved_by_reading_the_log(warehouse: str, monkeypatch) -> None:
     from gluecat.store.fs import LocalFS as WarehouseFS
 

@@ -668,13 +668,14 @@ class Log:
 
     def _initialize(self) -> None:
         """Start a warehouse's root log: version 0, with its secret and how it keeps its tables."""
-        for name in self.fs.list_names(self.where.log_dir):
-            # Version 0 may have been published by a concurrent opener since we looked for it.
-            if not layout.is_temporary(name) and name != self.where.log_path(0).rsplit("/", 1)[-1]:
-                raise StorageError(
-                    f"{self.fs.uri(self.where.log_dir + '/' + name)}: the log has entries but no version 0 "
-                    "and no checkpoint; refusing to start a new history over it"
-                )
+        names = [n for n in self.fs.list_names(self.where.log_dir) if not layout.is_temporary(n)]
+        if self.where.log_path(0).rsplit("/", 1)[-1] in names:
+            return  # a concurrent opener started the log (and may have committed more) since we looked
+        if names:
+            raise StorageError(
+                f"{self.fs.uri(self.where.log_dir + '/' + names[0])}: the log has entries but no version 0 "
+                "and no checkpoint; refusing to start a new history over it"
+            )
         for d in (self.where.log_dir, layout.DATA_DIR, self.where.checkpoint_dir):
             self.fs.mkdirs(d)
         genesis = log.Entry(
