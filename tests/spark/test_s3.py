@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,13 +36,18 @@ class SparkError(Exception):
 class SparkApp:
     """The application of s3_app.py: statements in, rows or Spark's error out."""
 
-    def __init__(self, warehouse: Path, settings: dict[str, str], log: Path) -> None:
+    def __init__(
+        self, warehouse: Path | str, settings: dict[str, str], log: Path, aws: dict[str, str] | None = None
+    ) -> None:
+        """``aws``: the AWS settings of the application's environment (none by default: the data's S3
+        is reached through the ``spark.hadoop.fs.s3a.*`` settings alone)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         env.update(
             AWS_CONFIG_FILE=os.devnull,
             AWS_SHARED_CREDENTIALS_FILE=os.devnull,
             AWS_EC2_METADATA_DISABLED="true",
             PYSPARK_PYTHON=sys.executable,
+            **(aws or {}),
         )
         self.log = log
         self._log = log.open("w")
@@ -264,3 +270,48 @@ def test_governed_writes_keep_their_files_on_s3_as_objects(app: SparkApp, s3: An
     # The replaced files stay for reads of earlier versions; no job's folder is left.
     assert len(files(s3, f"{ns}/g/")) == 3
     assert [k for k in s3_server.keys(s3, BUCKET, f"{ns}/g/") if ".gluecat-tx-" in k] == []
+
+
+def test_two_applications_share_a_catalog_warehouse_on_s3(s3: Any, tmp_path: Path) -> None:
+    """The catalog's warehouse on S3 as well (``spark.sql.catalog.glue.warehouse=s3://...``, the keys
+    in the driver's environment, as docs/deploy.md says): two Spark applications, as on two machines,
+    write one table at once, and each reads every row both wrote."""
+    warehouse = f"s3://{BUCKET}/shared-catalog"
+    aws = {
+        "AWS_ENDPOINT_URL_S3": s3.endpoint,
+        "AWS_ACCESS_KEY_ID": s3_server.ACCESS_KEY,
+        "AWS_SECRET_ACCESS_KEY": s3_server.SECRET_KEY,
+        "AWS_REGION": s3_server.REGION,
+        "AWS_ALLOW_HTTP": "true",
+    }
+    settings = s3_server.s3a_settings(s3.endpoint)
+    apps: list[SparkApp] = []
+    try:
+        # One after the other: two Spark applications resolving spark.jars.packages at once share
+        # Ivy's cache folder, which Ivy does not lock.
+        for i in range(2):
+            apps.append(SparkApp(warehouse, settings, tmp_path / f"spark{i}.log", aws))
+        first = apps[0]
+        first.sql(f"CREATE NAMESPACE glue.shared LOCATION 's3a://{BUCKET}/shared'")
+        first.sql("CREATE TABLE glue.shared.events (id INT, app STRING) USING parquet PARTITIONED BY (app)")
+
+        def write(app: SparkApp, name: str) -> None:
+            for batch in range(3):  # several commits each, so that the two applications' interleave
+                app.sql(
+                    f"INSERT INTO glue.shared.events SELECT CAST(id AS INT), '{name}' "
+                    f"FROM range({batch * 10}, {batch * 10 + 10})"
+                )
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(write, apps, ["one", "two"]))
+        for app in apps:
+            counts = app.sql(
+                "SELECT app, count(DISTINCT id) FROM glue.shared.events GROUP BY app ORDER BY app"
+            )
+            assert counts == [("one", 30), ("two", 30)]
+            assert app.sql("SHOW PARTITIONS glue.shared.events") == [("app=one",), ("app=two",)]
+        assert s3_server.keys(s3, BUCKET, "shared-catalog/_gluecat/log/")  # the catalog is on S3
+        assert folders(s3, "shared/events/") == ["app=one", "app=two"]
+    finally:
+        for app in apps:
+            app.stop()
