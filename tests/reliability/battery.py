@@ -290,12 +290,16 @@ def run_corruptions(trials: int, seed: int, partitions: int = 400) -> Outcomes:
 # -- expiry with stale processes, concurrent writers and concurrent compactions --------------------
 
 
-def run_expiry_race(writers: int, tables: int, pause: float, compactors: int, seed: int) -> Outcomes:
+def run_expiry_race(
+    writers: int, tables: int, pause: float, compactors: int, seed: int, warehouse: str | None = None
+) -> Outcomes:
     """Writers create tables (one pausing mid-way, holding its open catalog) while compactions expire
-    everything behind them: every acknowledged table must be there afterwards, once, and fsck clean."""
+    everything behind them: every acknowledged table must be there afterwards, once, and fsck clean.
+    ``warehouse``: a new warehouse's URI (an object store's, its client settings in the environment);
+    by default a temporary folder."""
     result = Outcomes(seed)
     with tempfile.TemporaryDirectory() as tmp:
-        wh = f"{tmp}/wh"
+        wh = warehouse or f"{tmp}/wh"
         glue = Catalog(wh)
         glue.create_database(DatabaseInput={"Name": "db"})
         glue.close()
