@@ -353,20 +353,9 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool, iceberg: bool
                 "commits/s",
                 "requests/commit",
             )
-            rows = []
-            for name, writers, tables in (
-                ("1 writer, 1 table", 1, 1),
-                ("4 writers, 4 tables", 4, 4),
-                ("4 writers, 1 table", 4, 1),
-            ):
-                bucket = server.new_bucket().through(proxy.endpoint)
-                env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
-                result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env, proxy.reset, op="update")
-                result["requests/commit"] = proxy.total() / max(1, result["commits"])
-                rows.append((name, result))
             table(
                 "S3 (versitygw) through the same proxy, UpdateTable (decided by the root log)",
-                rows,
+                four_writers(server, proxy, seconds, "update"),
                 "commits/s",
                 "requests/commit",
             )
@@ -425,9 +414,9 @@ def s3(seconds: float, latency: float, delta: bool, gluecat: bool, iceberg: bool
             )
 
 
-def iceberg_writers(server: Any, proxy: Any, seconds: float) -> None:
-    """pyiceberg writers over gluecat Catalogs on the S3 warehouse: each commit is Iceberg files and an
-    UpdateTable, so writers of different tables share the root log."""
+def four_writers(server: Any, proxy: Any, seconds: float, op: str) -> list[tuple[str, dict[str, float]]]:
+    """The rows of ``op`` by one writer, four on four tables and four on one, each case on a new bucket
+    through the proxy, with the requests of a commit and the share of them in the catalog's warehouse."""
     rows = []
     for name, writers, tables in (
         ("1 writer, 1 table", 1, 1),
@@ -436,15 +425,21 @@ def iceberg_writers(server: Any, proxy: Any, seconds: float) -> None:
     ):
         bucket = server.new_bucket().through(proxy.endpoint)
         env = {**os.environ, **bucket.env, "PYTHONPATH": str(REPO / "python")}
-        result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env, proxy.reset, op="iceberg")
+        result = case(f"{bucket.url}/wh", writers, tables, 1, seconds, env, proxy.reset, op=op)
         commits = max(1, result["commits"])
         result["requests/commit"] = proxy.total() / commits
         catalog = sum(1 for r in proxy.log() if str(r.get("key") or "").startswith("wh/"))
         result["of them gluecat's"] = catalog / commits
         rows.append((name, result))
+    return rows
+
+
+def iceberg_writers(server: Any, proxy: Any, seconds: float) -> None:
+    """pyiceberg writers over gluecat Catalogs on the S3 warehouse: each commit is Iceberg files and an
+    UpdateTable, so writers of different tables share the root log."""
     table(
         "pyiceberg over a gluecat Catalog, its files on the same S3 through the same proxy, a row a commit",
-        rows,
+        four_writers(server, proxy, seconds, "iceberg"),
         "commits/s",
         "requests/commit",
         "of them gluecat's",
