@@ -89,11 +89,17 @@ class ServeProcess:
 
 @contextlib.contextmanager
 def serve_processes(
-    warehouse: str, credentials: Credentials, count: int, folder: Path, *, thrift: bool = False
+    warehouse: str,
+    credentials: Credentials,
+    count: int,
+    folder: Path,
+    *,
+    thrift: bool = False,
+    options: tuple[str, ...] = (),
 ) -> Iterator[list[ServeProcess]]:
     """``count`` `gluecat serve` processes on one warehouse, as behind a load balancer (plain HTTP on
     127.0.0.1, and with ``thrift`` the Hive Metastore over binary Thrift on a TCP port of its own; the
-    environment, an object store's configuration included, is theirs too)."""
+    environment, an object store's configuration included, is theirs too), each with ``options``."""
     python = Path(__file__).resolve().parents[1] / "python"
     env = {**os.environ, "PYTHONPATH": str(python)}
     serve = [
@@ -110,7 +116,7 @@ def serve_processes(
         started = []
         for _ in range(count):
             port, thrift_port = free_port(), free_port() if thrift else None
-            command = [*serve, "--port", str(port), "--insecure-http"]
+            command = [*serve, "--port", str(port), "--insecure-http", *options]
             if thrift_port is not None:
                 command += ["--thrift-port", str(thrift_port)]
             servers.enter_context(process(command, port, f"serve-{port}", folder, env))

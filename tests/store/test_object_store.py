@@ -819,6 +819,51 @@ def test_two_servers_on_one_warehouse_see_each_others_writes_at_the_next_request
             assert writer.get_table(DatabaseName="db", Name="t")["Table"]["Description"] == f"v{i}"
 
 
+def test_a_transaction_begun_through_one_server_is_written_and_committed_through_the_other(
+    moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Lake Formation transactions live in the warehouse (their journal on S3), not in a server: a load
+    balancer may send each call of one transaction to another server."""
+    import boto3
+
+    from tests.aws_wire import make_credentials, serve_processes
+
+    warehouse = use(monkeypatch, moto_bucket)
+    make(warehouse)
+    credentials = make_credentials(tmp_path)
+    with serve_processes(warehouse, credentials, 2, tmp_path) as servers:
+
+        def client(service: str, url: str) -> Any:
+            return boto3.client(
+                service,
+                endpoint_url=url,
+                region_name="us-east-1",
+                aws_access_key_id=credentials.key_id,
+                aws_secret_access_key=credentials.secret,
+            )
+
+        (glue_a, lf_a), (glue_b, lf_b) = [
+            (client("glue", s.url), client("lakeformation", s.url)) for s in servers
+        ]
+        for commit in (True, False):
+            name = "kept" if commit else "cancelled"
+            tx = lf_a.start_transaction()["TransactionId"]
+            glue_b.create_table(DatabaseName="db", TableInput={"Name": name}, TransactionId=tx)
+            assert glue_a.get_table(DatabaseName="db", Name=name, TransactionId=tx)["Table"]["Name"] == name
+            with pytest.raises(glue_a.exceptions.EntityNotFoundException):
+                glue_a.get_table(DatabaseName="db", Name=name)  # not before the commit
+            if commit:
+                assert lf_b.commit_transaction(TransactionId=tx)["TransactionStatus"] == "COMMITTED"
+                assert glue_a.get_table(DatabaseName="db", Name=name)["Table"]["Name"] == name
+            else:
+                lf_b.cancel_transaction(TransactionId=tx)
+                with pytest.raises(glue_a.exceptions.EntityNotFoundException):
+                    glue_a.get_table(DatabaseName="db", Name=name)
+            assert lf_a.describe_transaction(TransactionId=tx)["TransactionDescription"][
+                "TransactionStatus"
+            ] == ("COMMITTED" if commit else "ABORTED")
+
+
 def test_an_object_store_warehouse_is_configured_as_botocore_configures_s3(
     moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
