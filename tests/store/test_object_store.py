@@ -168,6 +168,55 @@ def test_racing_lake_formation_transactions_commit_each_once_and_all_or_nothing(
     assert check(warehouse).findings == []
 
 
+def test_a_database_dropped_while_another_process_adds_to_it_leaves_nothing_behind(
+    remote: tuple[str, Any],
+) -> None:
+    """One catalog drops a database while another (a process of its own as far as the store goes)
+    creates a table in it and adds a partition, the drop starting from 0 to 100 ms later: whichever
+    wins, no table or partition of a dropped database is left behind to come back with a database of
+    its name."""
+    warehouse, _ = remote
+    dropper, creator = (
+        Catalog(warehouse, background_merges=False),
+        Catalog(warehouse, background_merges=False),
+    )
+
+    def drop(together: threading.Barrier, name: str, delay: float) -> str:
+        together.wait(timeout=30)
+        time.sleep(delay)
+        dropper.delete_database(Name=name)
+        return "dropped"
+
+    def create(together: threading.Barrier, name: str) -> str:
+        together.wait(timeout=30)
+        try:
+            keys = [{"Name": "k", "Type": "string"}]
+            creator.create_table(DatabaseName=name, TableInput={"Name": "t", "PartitionKeys": keys})
+            creator.create_partition(DatabaseName=name, TableName="t", PartitionInput={"Values": ["v"]})
+        except gluecat.GlueError as e:
+            return e.code
+        return "created"
+
+    delays = [0.0, 0.005, 0.02, 0.1] * 3
+    outcomes: Counter[str] = Counter()
+    for i, delay in enumerate(delays):
+        dropper.create_database(DatabaseInput={"Name": f"d{i}"})
+        together = threading.Barrier(2)
+        with ThreadPoolExecutor(2) as pool:
+            dropped = pool.submit(drop, together, f"d{i}", delay)
+            outcomes[pool.submit(create, together, f"d{i}").result()] += 1
+            assert dropped.result() == "dropped"
+    assert outcomes["created"] > 0, outcomes  # some tables were made before their database was dropped
+    fresh = Catalog(warehouse)
+    assert fresh.get_databases()["DatabaseList"] == []
+    for i in range(len(delays)):
+        fresh.create_database(DatabaseInput={"Name": f"d{i}"})  # nothing of the old one comes back
+        assert fresh.get_tables(DatabaseName=f"d{i}")["TableList"] == []
+        with pytest.raises(gluecat.GlueError, match="EntityNotFound"):
+            fresh.get_partitions(DatabaseName=f"d{i}", TableName="t")
+    assert not check(warehouse).damaged
+
+
 def test_a_write_answers_from_every_commit_acknowledged_before_it(remote: tuple[str, Any]) -> None:
     """A commit's first attempt builds on what its process saw of the table a moment ago (no listing),
     so what it answers without publishing is checked against the log: a partition another process
