@@ -217,6 +217,42 @@ def test_a_database_dropped_while_another_process_adds_to_it_leaves_nothing_behi
     assert not check(warehouse).damaged
 
 
+def test_reads_as_of_a_time_see_what_every_process_had_committed_by_then(remote: tuple[str, Any]) -> None:
+    """Time travel over the logs of several processes: two catalogs (stores of their own) take turns at
+    changing a table's partitions and definition; a third reads, as of each moment between their
+    commits, exactly what both had committed by then."""
+    from datetime import UTC, datetime
+
+    warehouse, _ = remote
+    first = make(warehouse)
+    second = Catalog(warehouse, background_merges=False)
+    moments: list[tuple[datetime, list[str], str]] = []
+
+    def moment(parts: list[str], description: str) -> None:
+        time.sleep(0.02)
+        moments.append((datetime.now(UTC), parts, description))
+        time.sleep(0.02)
+
+    moment([], "")
+    first.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["a"]})
+    moment(["a"], "")
+    second.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["b"]})
+    moment(["a", "b"], "")
+    described = {"Name": "t", "Description": "v2", "PartitionKeys": [{"Name": "dt", "Type": "string"}]}
+    first.update_table(DatabaseName="db", TableInput=described)
+    moment(["a", "b"], "v2")
+    second.delete_partition(DatabaseName="db", TableName="t", PartitionValues=["a"])
+    first.create_partition(DatabaseName="db", TableName="t", PartitionInput={"Values": ["c"]})
+    moment(["b", "c"], "v2")
+
+    reader = Catalog(warehouse)
+    for when, parts, description in moments:
+        got = reader.get_partitions(DatabaseName="db", TableName="t", QueryAsOfTime=when)["Partitions"]
+        assert sorted(p["Values"][0] for p in got) == parts, when
+        table = reader.get_table(DatabaseName="db", Name="t", QueryAsOfTime=when)["Table"]
+        assert table.get("Description", "") == description, when
+
+
 def test_a_write_answers_from_every_commit_acknowledged_before_it(remote: tuple[str, Any]) -> None:
     """A commit's first attempt builds on what its process saw of the table a moment ago (no listing),
     so what it answers without publishing is checked against the log: a partition another process
