@@ -81,6 +81,24 @@ class Served:
         self.server.stop()
 
 
+def sales_orders(warehouse: str, location: str) -> Any:
+    """A gluecat Catalog of ``warehouse``, made with database sales and its table orders (an id column,
+    partitioned by dt, its folder at ``location``)."""
+    from gluecat import Catalog
+
+    lake = Catalog(warehouse)
+    lake.create_database(DatabaseInput={"Name": "sales"})
+    lake.create_table(
+        DatabaseName="sales",
+        TableInput={
+            "Name": "orders",
+            "StorageDescriptor": {"Columns": [{"Name": "id", "Type": "bigint"}], "Location": location},
+            "PartitionKeys": [{"Name": "dt", "Type": "string"}],
+        },
+    )
+    return lake
+
+
 @dataclass(frozen=True)
 class ServeProcess:
     url: str

@@ -13,8 +13,7 @@ import pytest
 from hmsclient import hmsclient
 from hmsclient.genthrift.hive_metastore import ttypes
 
-from gluecat import Catalog
-from tests.aws_wire import make_credentials, serve_processes
+from tests.aws_wire import make_credentials, sales_orders, serve_processes
 from tests.object_stores.fixtures import use
 
 pytestmark = pytest.mark.slow
@@ -24,19 +23,7 @@ def test_hive_clients_of_two_servers_on_one_s3_warehouse(
     moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     warehouse = use(monkeypatch, moto_bucket)
-    lake = Catalog(warehouse)
-    lake.create_database(DatabaseInput={"Name": "sales"})
-    lake.create_table(
-        DatabaseName="sales",
-        TableInput={
-            "Name": "orders",
-            "StorageDescriptor": {
-                "Columns": [{"Name": "id", "Type": "bigint"}],
-                "Location": f"{moto_bucket.url}/lake/orders",
-            },
-            "PartitionKeys": [{"Name": "dt", "Type": "string"}],
-        },
-    )
+    lake = sales_orders(warehouse, f"{moto_bucket.url}/lake/orders")
     lake.close()
     with serve_processes(
         warehouse, make_credentials(tmp_path / "users"), 2, tmp_path, thrift=True

@@ -10,9 +10,8 @@ from typing import Any
 import boto3
 import pytest
 
-from gluecat import Catalog
 from gluecat.aws import keys
-from tests.aws_wire import make_credentials, serve_processes
+from tests.aws_wire import make_credentials, sales_orders, serve_processes
 from tests.object_stores.fixtures import use
 
 from .permission_lake import IAM, principal
@@ -26,12 +25,7 @@ def test_a_grant_and_a_revocation_through_one_server_hold_at_the_next_request_th
     moto_bucket: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     warehouse = use(monkeypatch, moto_bucket)
-    lake = Catalog(warehouse)
-    lake.create_database(DatabaseInput={"Name": "sales"})
-    lake.create_table(
-        DatabaseName="sales",
-        TableInput={"Name": "orders", "PartitionKeys": [{"Name": "dt", "Type": "string"}]},
-    )
+    lake = sales_orders(warehouse, f"{moto_bucket.url}/lake/orders")
     lake.create_partition(DatabaseName="sales", TableName="orders", PartitionInput={"Values": ["2024-01-01"]})
     lake.close()
     alice = make_credentials(tmp_path / "users")  # alice administers the data lake
