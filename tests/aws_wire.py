@@ -20,7 +20,7 @@ from gluecat.aws import keys
 from gluecat.aws.endpoint import AwsEndpoint
 from gluecat.aws.route import aws_route
 from gluecat.hms.server import HiveMetastoreServer
-from tests.object_stores.servers import free_port, process, wait_for_port
+from tests.object_stores.servers import free_port, process
 
 REGION = "us-east-1"
 USER = "alice"
@@ -137,8 +137,7 @@ def serve_processes(
             command = [*serve, "--port", str(port), "--insecure-http", *options]
             if thrift_port is not None:
                 command += ["--thrift-port", str(thrift_port)]
-            servers.enter_context(process(command, port, f"serve-{port}", folder, env))
-            if thrift_port is not None:
-                wait_for_port(thrift_port)
+            also = () if thrift_port is None else (thrift_port,)
+            servers.enter_context(process(command, port, f"serve-{port}", folder, env, also=also))
             started.append(ServeProcess(f"http://127.0.0.1:{port}", thrift_port))
         yield started

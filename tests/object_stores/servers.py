@@ -58,22 +58,18 @@ def unique_name(prefix: str) -> str:
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
-def wait_for_port(port: int, timeout: float = START_TIMEOUT) -> None:
-    """Returns once something listens on ``port`` of 127.0.0.1; TimeoutError after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=1):
-            return
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"nothing listens on {HOST}:{port} after {timeout:.0f} s")
-        time.sleep(0.05)
-
-
 @contextlib.contextmanager
 def process(
-    command: list[str], port: int, name: str, cwd: Path, env: dict[str, str] | None = None
+    command: list[str],
+    port: int,
+    name: str,
+    cwd: Path,
+    env: dict[str, str] | None = None,
+    *,
+    also: tuple[int, ...] = (),
 ) -> Iterator[None]:
-    """Runs ``command`` until the block ends; returns once something listens on ``port``."""
+    """Runs ``command`` until the block ends; returns once something listens on ``port`` (and on each
+    port of ``also``)."""
     log_path = cwd / f"{name}.log"
     with log_path.open("wb") as log:
         child = subprocess.Popen(
@@ -87,16 +83,17 @@ def process(
         )
     try:
         deadline = time.monotonic() + START_TIMEOUT
-        while True:
-            if child.poll() is not None:
-                raise RuntimeError(f"{name} exited with {child.returncode} at start:\n{tail(log_path)}")
-            with contextlib.suppress(OSError), socket.create_connection((HOST, port), timeout=1):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(
-                    f"{name} did not listen on {HOST}:{port} in {START_TIMEOUT:.0f} s:\n{tail(log_path)}"
-                )
-            time.sleep(0.05)
+        for listening in (port, *also):
+            while True:
+                if child.poll() is not None:
+                    raise RuntimeError(f"{name} exited with {child.returncode} at start:\n{tail(log_path)}")
+                with contextlib.suppress(OSError), socket.create_connection((HOST, listening), timeout=1):
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"{name} did not listen on {HOST}:{listening} in {START_TIMEOUT:.0f} s:\n{tail(log_path)}"
+                    )
+                time.sleep(0.05)
         yield
     finally:
         child.terminate()
